@@ -1,0 +1,34 @@
+"""The embedder interface every backend implements.
+
+Vectors are L2-normalised float32 so that cosine similarity is a dot product
+and the vector leg can be one matrix multiply.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Embedder(ABC):
+    """A text embedding model with separate query and passage modes."""
+
+    #: Stable identifier recorded in the index (e.g. ``multilingual-e5-small``).
+    model_id: str
+    #: Vector dimension recorded in the index.
+    dim: int
+    #: Longest input, in the model's own tokens, before it truncates.
+    max_input_tokens: int
+
+    @abstractmethod
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed documents; returns shape ``(len(texts), dim)`` float32, rows L2-normalised."""
+
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one search query; returns shape ``(dim,)`` float32, L2-normalised."""
+
+    def token_count(self, text: str) -> int:
+        """Tokens the model would see; backends without a tokenizer use ``len/4``."""
+        return max(1, len(text) // 4)

@@ -1,0 +1,47 @@
+"""The exceptions groove raises on purpose.
+
+Every error a user or client can trigger is a :class:`GrooveError` with a
+message that names what was wrong and what is accepted. The CLI maps them to
+exit codes, the MCP server to tool errors; anything else is a bug and is
+logged, never shown as a traceback to a client.
+"""
+
+from __future__ import annotations
+
+
+class GrooveError(Exception):
+    """Base class: a message meant for a person or a model to act on."""
+
+    exit_code = 2
+
+
+class ConfigError(GrooveError):
+    """groove.toml (or a CLI override) is missing, malformed or out of range."""
+
+
+class InvalidArgument(GrooveError):
+    """A request argument is outside its accepted range (checked before any model loads)."""
+
+
+class NoIndexError(GrooveError):
+    """There is no index at the configured db path."""
+
+
+class IndexMismatchError(GrooveError):
+    """The index was built with another model / dimension / schema than requested."""
+
+
+class ModelLoadError(GrooveError):
+    """An embedding or reranking model could not be loaded (e.g. download failed)."""
+
+
+class PathRefused(GrooveError):
+    """A path argument escapes kb_path, is a link, or names an unservable file."""
+
+
+class NotFound(GrooveError):
+    """A document or resource that was asked for does not exist in the index."""
+
+
+class Busy(GrooveError):
+    """An exclusive operation (e.g. rebuild_index) is already running."""

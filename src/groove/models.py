@@ -1,0 +1,183 @@
+"""Plain data records passed between the stages of groove.
+
+These are the shared vocabulary of the package: parsers produce
+:class:`ParsedDocument`, chunking turns it into :class:`Chunk` records, the
+store persists them and hands back :class:`ChunkRow` / :class:`DocumentRow`,
+and search returns :class:`Hit` inside a :class:`SearchResponse`.
+
+They are deliberately dumb (no I/O, no behaviour beyond small helpers) so that
+every module can import them without pulling in SQLite, numpy or a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading-delimited part of a parsed document.
+
+    ``heading`` is None for the preamble (text before the first heading);
+    ``ancestry`` holds the headings of the enclosing sections, outermost first,
+    *including* ones dropped by ``exclude_headings`` (they still shape the
+    breadcrumb of their children).
+    """
+
+    heading: str | None
+    level: int | None
+    body: str
+    ancestry: tuple[str, ...] = ()
+
+
+@dataclass
+class ParsedDocument:
+    """What a parser extracted from one file, before chunking."""
+
+    title: str
+    sections: list[Section]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    date: str | None = None
+    tags: list[str] = field(default_factory=list)
+    tags_invalid: bool = False
+    category: str | None = None
+    topic: str | None = None
+    binary_format: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A unit of retrieval, ready to be embedded and stored."""
+
+    chunk_index: int
+    heading: str | None
+    level: int | None
+    context: str
+    content: str
+    token_count: int
+    quality: float
+    ancestry: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """Document-level fields written to the store alongside its chunks."""
+
+    path: str  # relative to kb_path, POSIX separators
+    sha256: str
+    title: str
+    category: str | None
+    topic: str | None
+    date: str | None
+    tags: tuple[str, ...]
+    tags_invalid: bool
+    metadata: dict[str, Any]
+    size: int
+    mtime: float
+    binary_format: bool = False
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """A document as read back from the store."""
+
+    id: int
+    path: str
+    sha256: str
+    title: str
+    category: str | None
+    topic: str | None
+    date: str | None
+    tags: tuple[str, ...]
+    tags_invalid: bool
+    metadata: dict[str, Any]
+    size: int
+    mtime: float
+    binary_format: bool
+    indexed_at: float
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A stored chunk joined with the document fields search needs."""
+
+    id: int
+    doc_id: int
+    chunk_index: int
+    heading: str | None
+    level: int | None
+    context: str
+    content: str
+    token_count: int | None
+    quality: float
+    path: str
+    title: str
+    category: str | None
+    topic: str | None
+    date: str | None
+    tags: tuple[str, ...]
+    binary_format: bool = False
+
+
+@dataclass
+class Hit:
+    """One search result as returned to callers (CLI JSON, MCP, UI).
+
+    ``match_spans`` is None when not computed (the key is then omitted from
+    JSON); ``expanded_from`` is set only when the parent retriever fired.
+    ``context`` (the breadcrumb) is never returned to callers, so it is not here.
+    """
+
+    chunk_id: int
+    score: float
+    path: str
+    title: str
+    heading: str | None
+    level: int | None
+    category: str | None
+    topic: str | None
+    date: str | None
+    tags: list[str]
+    content: str
+    match_spans: list[dict[str, int]] | None = None
+    expanded_from: dict[str, Any] | None = None
+    uri: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as the response object: optional keys only when set."""
+        out: dict[str, Any] = {
+            "score": self.score,
+            "path": self.path,
+            "title": self.title,
+            "heading": self.heading,
+            "level": self.level,
+            "category": self.category,
+            "topic": self.topic,
+            "date": self.date,
+            "tags": list(self.tags),
+            "content": self.content,
+        }
+        if self.match_spans is not None:
+            out["match_spans"] = self.match_spans
+        if self.expanded_from is not None:
+            out["expanded_from"] = self.expanded_from
+        if self.uri is not None:
+            out["uri"] = self.uri
+        return out
+
+
+@dataclass
+class SearchResponse:
+    results: list[Hit]
+    low_confidence: bool
+    filter_applied: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": [h.to_json() for h in self.results],
+            "low_confidence": self.low_confidence,
+            "filter_applied": self.filter_applied,
+        }

@@ -1,0 +1,133 @@
+"""The storage interface: what the indexer writes and what search reads.
+
+One implementation today (:mod:`groove.store.sqlite`). The contract that
+matters most: :meth:`Store.write_document` replaces a document, its chunks,
+their full-text rows and embeddings in ONE transaction, so a crash at any
+moment leaves either the old or the new version of that document.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from groove.models import Chunk, ChunkRow, DocumentRecord, DocumentRow
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """What ``index_meta`` records about how the index was built."""
+
+    schema_version: int
+    model_id: str | None
+    dim: int | None
+    context_mode: str  # "static" | "off"
+    last_indexed: float | None
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    documents: int
+    chunks: int
+    tags_invalid: int
+    last_indexed: float | None
+
+
+class Store(ABC):
+    """A persistent index of documents, chunks, full-text rows and embeddings."""
+
+    # --- metadata -----------------------------------------------------------
+    @abstractmethod
+    def meta(self) -> IndexMeta: ...
+
+    @abstractmethod
+    def set_meta(
+        self,
+        *,
+        model_id: str | None = None,
+        dim: int | None = None,
+        context_mode: str | None = None,
+        last_indexed: float | None = None,
+    ) -> None: ...
+
+    @abstractmethod
+    def generation(self) -> int:
+        """A number that changes whenever any document is written, renamed or deleted.
+
+        Readers compare it to decide when to refresh in-memory caches (the
+        vector matrix, chunk metadata). Must see commits from other processes.
+        """
+
+    # --- writes (each one transaction) ---------------------------------------
+    @abstractmethod
+    def write_document(
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> None:
+        """Insert or replace ``doc`` (by path) with exactly these chunks and vectors."""
+
+    @abstractmethod
+    def rename_document(self, old_path: str, doc: DocumentRecord) -> None:
+        """Move a document to ``doc.path`` keeping its chunks and embeddings."""
+
+    @abstractmethod
+    def delete_document(self, path: str) -> None: ...
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Remove every document (used by ``--force``), keeping the schema."""
+
+    # --- reads ---------------------------------------------------------------
+    @abstractmethod
+    def document_hashes(self) -> dict[str, str]:
+        """``{path: sha256}`` for every indexed document."""
+
+    @abstractmethod
+    def get_document(self, path: str) -> DocumentRow | None: ...
+
+    @abstractmethod
+    def list_documents(self) -> list[DocumentRow]: ...
+
+    @abstractmethod
+    def document_chunks(self, doc_id: int) -> list[ChunkRow]:
+        """All chunks of one document in ``chunk_index`` order."""
+
+    @abstractmethod
+    def get_chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]: ...
+
+    @abstractmethod
+    def all_chunks_meta(self) -> list[ChunkRow]:
+        """Every chunk with its document fields; ``content`` may be empty (not loaded).
+
+        Search keeps this in memory (per generation) to apply filters before
+        the candidate cut without touching SQLite on every query.
+        """
+
+    @abstractmethod
+    def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(chunk_ids int64[n], matrix float32[n, dim])``, one contiguous matrix."""
+
+    @abstractmethod
+    def fts_search(
+        self, expression: str, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """``[(chunk_id, bm25)]`` best first for an FTS5 MATCH expression.
+
+        ``weights`` are (heading, context, content). bm25 is "lower is better"
+        as SQLite returns it. An expression SQLite rejects raises GrooveError,
+        never sqlite3.Error.
+        """
+
+    @abstractmethod
+    def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
+        """Chunks whose heading or content contains any term (case-insensitive substring)."""
+
+    @abstractmethod
+    def stats(self) -> StoreStats: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
