@@ -22,3 +22,177 @@ INTERFACE CONTRACT (implemented by the integrator; other modules rely on it):
     kb.status() -> dict                        # the `groove status` fields
     kb.close()
 """
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groove.config import Config
+from groove.embedders.base import Embedder
+from groove.errors import NoIndexError, NotFound, PathRefused
+from groove.indexer import IndexSummary, Reporter, context_mode_name, run_index
+from groove.models import DocumentRow, SearchResponse
+from groove.search.request import SearchRequest, validate_request
+from groove.store.base import Store
+
+log = logging.getLogger("groove.kb")
+
+#: Text returned by ``read_document`` is capped here (SPEC §6 get_document).
+DOCUMENT_TEXT_CAP_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """An indexed document's metadata and its (possibly truncated) text."""
+
+    document: DocumentRow
+    text: str
+    truncated: bool
+
+
+class KnowledgeBase:
+    """One knowledge base: its config, index file, model and search caches."""
+
+    def __init__(self, config: Config, *, embedder: Embedder | None = None) -> None:
+        self.config = config
+        #: Held by every search and around each single-document write.
+        self.lock = threading.RLock()
+        #: Serialises whole indexing runs (CLI, watcher, rebuild_index).
+        self.index_lock = threading.Lock()
+        self._store: Store | None = None
+        self._embedder = embedder
+        self._vectors: Any = None
+        self._scorer: Any = None
+
+    # --- paths and lazily opened parts ---------------------------------------
+    @property
+    def kb_path(self) -> Path:
+        return self.config.kb_path
+
+    @property
+    def db_path(self) -> Path:
+        return self.config.db_path
+
+    def has_index(self) -> bool:
+        return self.db_path.is_file()
+
+    @property
+    def store(self) -> Store:
+        """The store; raises NoIndexError when there is no index yet."""
+        if self._store is None:
+            self._store = self._open_store(create=False)
+        return self._store
+
+    def _open_store(self, *, create: bool) -> Store:
+        from groove.store import open_store
+
+        return open_store(self.db_path, create=create)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from groove.embedders import get_embedder
+
+            self._embedder = get_embedder(self.config.model, cache_dir=self.config.model_cache_dir)
+        return self._embedder
+
+    # --- indexing -------------------------------------------------------------
+    def index(self, *, force: bool = False, reporter: Reporter | None = None) -> IndexSummary:
+        """Full incremental run over kb_path (creates the index when missing)."""
+        with self.index_lock:
+            return run_index(self.config, self._writable_store(), lambda: self.embedder,
+                             force=force, reporter=reporter, write_lock=self.lock)
+
+    def ensure_index(self, reporter: Reporter | None = None) -> None:
+        """Build the index when none exists, so a new user's first command works."""
+        if not self.has_index():
+            log.info("no index at %s yet: building it now", self.db_path)
+            self.index(reporter=reporter)
+
+    def sync_paths(self, rel_paths: list[str]) -> IndexSummary:
+        """Re-index, delete or rename exactly these paths (the watcher's entry point)."""
+        with self.index_lock:
+            return run_index(self.config, self._writable_store(), lambda: self.embedder,
+                             only_paths=rel_paths, write_lock=self.lock)
+
+    def _writable_store(self) -> Store:
+        with self.lock:
+            if self._store is None:
+                self._store = self._open_store(create=True)
+            return self._store
+
+    # --- reading --------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Run the §5 pipeline. Bounds are checked before the model is touched."""
+        from groove.search.pipeline import run_search
+        from groove.search.vectors import VectorIndex
+
+        request = validate_request(request)
+        embedder = self.embedder
+        with self.lock:
+            store = self.store
+            if self._vectors is None:
+                self._vectors = VectorIndex(store)
+            return run_search(store=store, embedder=embedder, config=self.config,
+                              request=request, vectors=self._vectors, scorer=self._scorer)
+
+    def read_document(self, rel_path: str) -> DocumentText:
+        """An indexed document's text, read safely from disk and capped at 1 MiB."""
+        from groove.parsers import get_parser_for
+        from groove.walk import read_file_safely
+
+        row = self.store.get_document(rel_path)
+        if row is None:
+            raise NotFound(f"{rel_path!r} is not an indexed document; list_topics shows what is")
+        data = read_file_safely(self.kb_path, rel_path)
+        parser = get_parser_for(rel_path, self.config.parsers.enabled)
+        if parser is None:
+            raise PathRefused(f"{rel_path!r} has an extension no enabled parser handles")
+        if parser.binary_format:
+            parsed = parser.parse(data, rel_path)
+            text = "\n\n".join(
+                (f"## {s.heading}\n\n" if s.heading else "") + s.body for s in parsed.sections
+            )
+        else:
+            text = data.decode("utf-8", errors="replace")
+        encoded = text.encode("utf-8")
+        if len(encoded) <= DOCUMENT_TEXT_CAP_BYTES:
+            return DocumentText(row, text, False)
+        cut = encoded[:DOCUMENT_TEXT_CAP_BYTES].decode("utf-8", errors="ignore")
+        return DocumentText(row, cut, True)
+
+    def status(self) -> dict[str, Any]:
+        """The `groove status` fields; raises NoIndexError when there is no index."""
+        if not self.has_index():
+            raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
+        meta = self.store.meta()
+        stats = self.store.stats()
+        last = stats.last_indexed or meta.last_indexed
+        return {
+            "documents": stats.documents,
+            "chunks": stats.chunks,
+            "model": meta.model_id,
+            "dim": meta.dim,
+            "context_mode": meta.context_mode or context_mode_name(False),
+            "index": str(self.db_path),
+            "last_indexed": _iso(last),
+            "tags_unreadable": stats.tags_invalid,
+            "kb_path": str(self.kb_path),
+        }
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        self._vectors = None
+
+
+def _iso(ts: float | None) -> str | None:
+    if not ts:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(ts))

@@ -1,0 +1,3 @@
+from groove.cli import main
+
+main()

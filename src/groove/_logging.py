@@ -1,0 +1,28 @@
+"""Logging set-up: always stderr, level from ``GROOVE_LOG`` (default ``info``).
+
+stdout belongs to results (and to MCP frames under ``serve`` on stdio), so no
+handler here ever writes to it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+_LEVELS = {"debug", "info", "warning", "error", "critical"}
+
+
+def configure_logging(level: str | None = None) -> None:
+    """Route the ``groove`` loggers to stderr at the level GROOVE_LOG asks for."""
+    name = (level or os.environ.get("GROOVE_LOG") or "info").strip().lower()
+    if name not in _LEVELS:
+        name = "info"
+    root = logging.getLogger("groove")
+    root.setLevel(name.upper())
+    if not any(getattr(h, "_groove", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler._groove = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.propagate = False

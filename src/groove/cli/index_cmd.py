@@ -1,0 +1,30 @@
+"""``groove index``: the explicit, incremental (or ``--force``) rebuild."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from groove.cli import cli
+from groove.cli.options import kb_options
+from groove.cli.progress import make_reporter
+from groove.kb import KnowledgeBase
+
+
+def _overrides(kwargs: dict) -> dict:
+    model = kwargs.pop("model", None)
+    return {"model": model} if model else {}
+
+
+@cli.command("index")
+@click.option("--force", is_flag=True, help="Rebuild every document (needed to change model or contextual mode).")
+@click.option("--model", default=None, help="Embedding model id (overrides groove.toml).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+@click.option("--progress", is_flag=True, help="Progress bar on a TTY, periodic lines otherwise.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@kb_options(overrides=_overrides)
+def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool) -> None:
+    """Index KB_PATH incrementally: changed files are re-embedded, renames kept, deletions applied."""
+    summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress))
+    click.echo(json.dumps(summary.to_json()) if as_json else summary.line())

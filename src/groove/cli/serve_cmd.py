@@ -1,0 +1,36 @@
+"""``groove serve``: MCP over stdio (default) or Streamable HTTP, with the watcher."""
+
+from __future__ import annotations
+
+import click
+
+from groove.cli import cli
+from groove.cli.options import kb_options
+from groove.cli.progress import make_reporter
+from groove.kb import KnowledgeBase
+
+
+def _overrides(kwargs: dict) -> dict:
+    out: dict = {}
+    if kwargs.get("no_watch"):
+        out["watch"] = {"enabled": False}
+    return out
+
+
+@cli.command("serve")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default=None,
+              help="MCP transport (default from groove.toml, else stdio).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="HTTP port (default 3100).")
+@click.option("--bind", default=None, help="HTTP bind address HOST:PORT (default 127.0.0.1:3100).")
+@click.option("--i-know", is_flag=True,
+              help="Allow a non-loopback bind (there is no authentication: anyone who reaches the port reads the KB).")
+@click.option("--no-watch", is_flag=True, help="Do not watch the folder for changes.")
+@kb_options(overrides=_overrides)
+def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bind: str | None,
+                  i_know: bool, no_watch: bool) -> None:
+    """Serve the knowledge base to MCP clients (builds the index first when there is none)."""
+    from groove.server import serve
+
+    kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))
+    serve(kb, transport=transport or kb.config.transport.kind, bind=bind, port=port,
+          i_know=i_know, watch=kb.config.watch.enabled and not no_watch)
