@@ -1,0 +1,355 @@
+"""Full-text query compilation (SPEC section 5): one split shared by FTS and match_spans.
+
+Two entry points:
+
+* :func:`parse_query` runs step 1 (exclusions) on the raw query and yields a
+  :class:`ParsedQuery`.  Its ``positive_text`` is the *single source* for every
+  later step: the FTS phrases and the match_spans terms are both computed from
+  it, so the two can never disagree about what was excluded.
+* :func:`query_phrases` runs steps 2-5 (quoted phrases, groups, script runs,
+  short-run joining, dedupe, cap) on any text.  match_spans calls it on the
+  positive text; :class:`ParsedQuery` adds step 6 (whole-text fallback) on top.
+
+Step 6 lives in :class:`ParsedQuery`, not in :func:`query_phrases`, because
+``citations.md`` wins over SPEC: for ``ab cd`` match_spans must see "no phrase"
+and fall back to a whitespace split (``ab``, ``cd``), while FTS searches the
+whole text ``"ab cd"``.
+
+Exclusion grammar (decisions where SPEC is silent are marked *decision*):
+
+* A *group* starts at the beginning of the text, after whitespace, or right
+  after the closing quote of a quoted exclusion (*decision*, see below).
+* ``-"..."`` at a group start, with a closing quote, excludes the phrase
+  (``""`` inside is a literal quote).  A blank phrase (``-""``, ``-"  "``)
+  excludes nothing but is still removed from the positive text (*decision*:
+  excluding "the empty string" would drop every document).
+* Otherwise ``-`` at a group start followed by the rest of the
+  whitespace-delimited group excludes that rest *verbatim* (``-foo,`` excludes
+  ``foo,``; an unclosed ``-"foo`` excludes ``"foo`` because an unclosed quote
+  is plain text), provided the rest does not start with ``-`` and contains at
+  least one letter, digit or ``_`` (*decision*: ``--release``, ``->`` and
+  ``---`` are ordinary text, not exclusions of ``-release``, ``>``, ``--``).
+* A lone ``-`` and in-word hyphens (``tokio-rs``, ``e-mail``, ``"a"-b``) are
+  plain text.  A ``-`` inside a positive quoted phrase is plain text.
+* ``foo -"bar"-baz``: after the quoted exclusion ``bar`` closes, the tail is
+  read as a new group, so ``-baz`` is a second exclusion and the positive text
+  is ``foo``.  FTS and match_spans both use that positive text, so neither
+  searches nor highlights ``baz`` (the lost highlight that ``citations.md``
+  records cannot happen here).  A tail that does not start with ``-`` stays
+  positive: ``-"bar"baz`` excludes ``bar`` and searches ``baz``.
+* An unclosed quote makes the rest of the text free of quoted regions (its
+  quotes are plain text), both here and in :func:`query_phrases`, which keeps
+  the scan linear on ``"`` storms.
+
+Who enforces which exclusion (``ParsedQuery.exclusions`` holds all of them):
+
+* ``fts_exclusions`` (>= 3 code points) are in the FTS expression's ``NOT``
+  clause, over ``heading`` and ``content``, with trigram semantics.
+* ``short_exclusions`` (< 3 code points) cannot be matched by the trigram index
+  (FTS5 never matches a phrase shorter than a trigram), so the FTS expression
+  does not mention them.  The pipeline must drop
+  ``store.chunk_ids_containing(exclusions)`` from *both* legs: that substring
+  filter is the only enforcement for short exclusions on the FTS leg and for
+  every exclusion on the vector leg.
+
+U+0000 and lone surrogates are turned into spaces before parsing: FTS5 stops
+reading its query at NUL ("unterminated string") and SQLite cannot bind a lone
+surrogate, and neither can be a meaningful search term.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+
+logger = logging.getLogger("groove.search.query")
+
+PHRASE_CAP = 32
+MIN_PHRASE_CHARS = 3  # the trigram floor: FTS5 trigram cannot match less
+
+_UNREPRESENTABLE = re.compile("[\x00\ud800-\udfff]")
+
+_OTHER, _KANJI, _HIRAGANA, _KATAKANA = range(4)
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A query after exclusion removal and phrase splitting.
+
+    ``phrases`` is what FTS searches: :func:`query_phrases` of ``positive_text``,
+    or (step 6) the whole trimmed positive text when that yields nothing and it
+    has at least 3 code points.  ``capped`` is true when the 32-phrase cap
+    dropped phrases.
+    """
+
+    raw: str
+    positive_text: str
+    exclusions: tuple[str, ...]
+    phrases: tuple[str, ...]
+    capped: bool
+
+    @property
+    def fts_exclusions(self) -> tuple[str, ...]:
+        """Exclusions the FTS ``NOT`` clause enforces (trigram-matchable)."""
+        return tuple(e for e in self.exclusions if len(e) >= MIN_PHRASE_CHARS)
+
+    @property
+    def short_exclusions(self) -> tuple[str, ...]:
+        """Exclusions only the substring filter can enforce, on both legs."""
+        return tuple(e for e in self.exclusions if len(e) < MIN_PHRASE_CHARS)
+
+    @property
+    def fts_expression(self) -> str | None:
+        """The FTS5 MATCH expression, or None when the search is vector-only.
+
+        ``"p1" OR "p2"``; with trigram-matchable exclusions,
+        ``("p1" OR "p2") NOT {heading content} : ("e1" OR "e2")``.
+        """
+        if not self.phrases:
+            return None
+        positive = _or_phrases(self.phrases)
+        excluded = self.fts_exclusions
+        if not excluded:
+            return positive
+        return f"({positive}) NOT {{heading content}} : ({_or_phrases(excluded)})"
+
+
+def _or_phrases(phrases: tuple[str, ...]) -> str:
+    return " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
+
+
+def parse_query(raw: str) -> ParsedQuery:
+    """Split ``raw`` into positive text and exclusions, then into FTS phrases."""
+    text = _UNREPRESENTABLE.sub(" ", raw)
+    positive, exclusions = _strip_exclusions(text)
+    phrases, capped = _capped_phrases(positive, warn=True)
+    if not phrases:
+        whole = positive.strip()
+        if len(whole) >= MIN_PHRASE_CHARS:
+            phrases = [whole]
+    return ParsedQuery(
+        raw=raw,
+        positive_text=positive,
+        exclusions=tuple(dict.fromkeys(exclusions)),
+        phrases=tuple(phrases),
+        capped=capped,
+    )
+
+
+def query_phrases(text: str, *, warn_on_cap: bool = True) -> list[str]:
+    """SPEC section 5 steps 2-5 on ``text``: the deduplicated, capped phrase list.
+
+    Returns ``[]`` when no fragment reaches 3 code points; step 6 (whole-text
+    fallback) is the caller's business (see the module docstring).  Every
+    phrase is a contiguous substring of ``text``, except that a quoted phrase
+    has its ``""`` escapes undone.  ``warn_on_cap`` exists so that per-hit
+    callers (match_spans) do not repeat the warning parse_query already logged.
+    """
+    return _capped_phrases(text, warn=warn_on_cap)[0]
+
+
+def _capped_phrases(text: str, *, warn: bool) -> tuple[list[str], bool]:
+    found = list(dict.fromkeys(_raw_phrases(text)))
+    if len(found) <= PHRASE_CAP:
+        return found, False
+    if warn:
+        logger.warning(
+            "query has %d distinct phrases; only the first %d are searched and highlighted",
+            len(found),
+            PHRASE_CAP,
+        )
+    return found[:PHRASE_CAP], True
+
+
+# --- step 1: exclusions -------------------------------------------------------
+
+
+def _closing_quote(text: str, start: int) -> int:
+    """Index just past the quote closing the one at ``start``, or -1 if unclosed."""
+    i = start + 1
+    while True:
+        j = text.find('"', i)
+        if j == -1:
+            return -1
+        if text.startswith('"', j + 1):
+            i = j + 2
+            continue
+        return j + 1
+
+
+def _unquote(region: str) -> str:
+    return region[1:-1].replace('""', '"')
+
+
+def _strip_exclusions(text: str) -> tuple[str, list[str]]:
+    """Remove exclusion groups from ``text``; return (positive text, exclusions)."""
+    out: list[str] = []
+    exclusions: list[str] = []
+    i, n = 0, len(text)
+    group_start = True
+    quotes_live = True  # False after an unclosed quote: the rest has no regions
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            out.append(c)
+            i += 1
+            group_start = True
+            continue
+        if c == '"' and quotes_live:
+            end = _closing_quote(text, i)
+            if end == -1:
+                quotes_live = False
+                out.append(c)
+                i += 1
+            else:
+                out.append(text[i:end])
+                i = end
+            group_start = False
+            continue
+        if c == "-" and group_start:
+            if quotes_live and text.startswith('"', i + 1):
+                end = _closing_quote(text, i + 1)
+                if end != -1:
+                    phrase = _unquote(text[i + 1 : end])
+                    if phrase.strip():
+                        exclusions.append(phrase)
+                    i = end
+                    continue  # group_start stays True: the tail is a new group
+            end = i + 1
+            while end < n and not text[end].isspace():
+                end += 1
+            term = text[i + 1 : end]
+            if _is_exclusion_term(term):
+                exclusions.append(term)
+                i = end
+                continue
+        out.append(c)
+        i += 1
+        group_start = False
+    return "".join(out), exclusions
+
+
+def _is_exclusion_term(term: str) -> bool:
+    return (
+        bool(term)
+        and not term.startswith("-")
+        and any(_is_word_char(c) and c != "-" for c in term)
+    )
+
+
+# --- steps 2-4: phrases ---------------------------------------------------------
+
+
+def _raw_phrases(text: str) -> list[str]:
+    """Phrases in query order, before dedupe and cap."""
+    phrases: list[str] = []
+    plain_start = 0
+    i = 0
+    quotes_live = True
+    while quotes_live:
+        q = text.find('"', i)
+        if q == -1:
+            break
+        end = _closing_quote(text, q)
+        if end == -1:
+            quotes_live = False  # unclosed: this quote and everything after is plain
+            break
+        phrases.extend(_plain_phrases(text[plain_start:q]))
+        phrase = _unquote(text[q:end])
+        if len(phrase) >= MIN_PHRASE_CHARS and phrase.strip():
+            phrases.append(phrase)
+        i = plain_start = end
+    phrases.extend(_plain_phrases(text[plain_start:]))
+    return phrases
+
+
+def _is_word_char(c: str) -> bool:
+    """Letter, digit (any number), combining mark, ``_`` or ``-``.
+
+    Marks count as word characters (decision) so that decomposed accents and
+    Indic vowel signs do not cut a word in two.
+    """
+    if c in _ASCII_WORD:
+        return True
+    if c.isascii():
+        return False
+    return unicodedata.category(c)[0] in "LNM"
+
+
+def _script(c: str) -> int:
+    o = ord(c)
+    if 0x3041 <= o <= 0x309F:
+        return _HIRAGANA
+    if 0x30A0 <= o <= 0x30FF or 0x31F0 <= o <= 0x31FF or 0xFF66 <= o <= 0xFF9F:
+        return _KATAKANA  # includes the prolonged sound mark and half-width kana
+    if (
+        0x4E00 <= o <= 0x9FFF
+        or 0x3400 <= o <= 0x4DBF
+        or 0xF900 <= o <= 0xFAFF
+        or 0x20000 <= o <= 0x323AF
+        or o in (0x3005, 0x3006, 0x3007, 0x303B)  # 々 〆 〇 〻
+    ):
+        return _KANJI
+    return _OTHER
+
+
+def _plain_phrases(text: str) -> list[str]:
+    phrases: list[str] = []
+    group: list[str] = []
+    for c in text:
+        if _is_word_char(c):
+            group.append(c)
+        elif group:
+            phrases.extend(_group_phrases("".join(group)))
+            group = []
+    if group:
+        phrases.extend(_group_phrases("".join(group)))
+    return phrases
+
+
+def _script_runs(group: str) -> list[str]:
+    """Cut a group where the script changes; a combining mark keeps the script before it."""
+    runs: list[str] = []
+    start = 0
+    current = -1
+    for i, c in enumerate(group):
+        script = current if (current >= 0 and _is_mark(c)) else _script(c)
+        if i > 0 and script != current:
+            runs.append(group[start:i])
+            start = i
+        current = script
+    runs.append(group[start:])
+    return runs
+
+
+def _is_mark(c: str) -> bool:
+    return not c.isascii() and unicodedata.category(c)[0] == "M"
+
+
+def _group_phrases(group: str) -> list[str]:
+    """Step 4: join short runs forward, trailing short runs backward."""
+    out: list[str] = []
+    last = -1  # index in ``out`` of the group's most recent unit
+    last_is_single_run = False
+    pending = ""
+    for run in _script_runs(group):
+        if not pending and len(run) >= MIN_PHRASE_CHARS:
+            out.append(run)
+            last, last_is_single_run = len(out) - 1, True
+            continue
+        pending += run
+        if len(pending) >= MIN_PHRASE_CHARS:
+            out.append(pending)
+            last, last_is_single_run = len(out) - 1, False
+            if len(run) >= MIN_PHRASE_CHARS and len(run) < len(pending):
+                out.append(run)  # the join extended a long run: emit it alone too
+            pending = ""
+    if pending and last >= 0:
+        base = out[last]
+        out[last] = base + pending
+        if last_is_single_run:
+            out.insert(last + 1, base)
+    return out
