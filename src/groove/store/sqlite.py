@@ -529,7 +529,7 @@ class SQLiteStore(Store):
                 phrases = " OR ".join('"' + t.replace('"', '""') + '"' for t in indexed)
                 sql = (
                     "SELECT id FROM chunks WHERE id IN (SELECT rowid FROM chunks_fts"
-                    " WHERE chunks_fts MATCH ?) AND (" + _instr_any(len(indexed)) + ")"
+                    " WHERE chunks_fts MATCH ?1) AND (" + _instr_any(len(indexed), 2) + ")"
                 )
                 found.update(
                     r[0]
@@ -647,13 +647,13 @@ def _opt_float(value: str | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _instr_any(n: int) -> str:
-    """SQL true when heading or content contains any of ``n`` bound terms (ASCII case folded)."""
+def _instr_any(n: int, first: int = 1) -> str:
+    """SQL true when heading or content contains any of ``n`` terms bound from ``?first`` on."""
     one = (
         "instr(lower(content), lower(?{i})) > 0"
         " OR instr(lower(coalesce(heading, '')), lower(?{i})) > 0"
     )
-    return " OR ".join(one.format(i=i) for i in range(1, n + 1))
+    return " OR ".join(one.format(i=i) for i in range(first, first + n))
 
 
 def _split_script(script: str) -> list[str]:

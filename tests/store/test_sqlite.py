@@ -1,0 +1,410 @@
+"""SQLiteStore: sync of chunks/FTS/embeddings, atomic writes, generations, migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import groove.store.sqlite as sqlite_mod
+from groove.errors import GrooveError, IndexMismatchError, InvalidArgument, NoIndexError, NotFound
+from groove.models import Chunk, DocumentRecord
+from groove.store import SQLiteStore, open_store
+
+DIM = 8
+WEIGHTS = (2.0, 1.0, 1.0)
+
+
+def record(path: str, sha: str = "s1", title: str = "Title", **kw: object) -> DocumentRecord:
+    fields: dict[str, object] = dict(
+        category="cat", topic=None, date="2026-01-02", tags=("a", "b"), tags_invalid=False,
+        metadata={"k": "v"}, size=10, mtime=1.5,
+    )
+    fields.update(kw)
+    return DocumentRecord(path=path, sha256=sha, title=title, **fields)  # type: ignore[arg-type]
+
+
+def chunks(*contents: str, heading: str = "Heading") -> list[Chunk]:
+    return [
+        Chunk(i, f"{heading} {i}", 2, "Title > H", text, len(text) // 4, 1.0, ("Title",))
+        for i, text in enumerate(contents)
+    ]
+
+
+def vecs(n: int, seed: int = 0) -> np.ndarray:
+    m = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "index.db"
+
+
+@pytest.fixture
+def store(db: Path):
+    s = open_store(db, create=True)
+    s.set_meta(model_id="test", dim=DIM, context_mode="off")
+    yield s
+    s.close()
+
+
+def fts_ids(store: SQLiteStore, expr: str) -> set[int]:
+    return {cid for cid, _ in store.fts_search(expr, WEIGHTS)}
+
+
+def counts(db: Path) -> tuple[int, int, int, int]:
+    """(documents, chunks, fts index rows, embeddings) read through a separate connection."""
+    with sqlite3.connect(db) as c:
+        return tuple(  # type: ignore[return-value]
+            c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("documents", "chunks", "chunks_fts_docsize", "embeddings")
+        )
+
+
+# --- opening ------------------------------------------------------------------
+def test_open_missing_without_create_names_path_and_command(db: Path) -> None:
+    with pytest.raises(NoIndexError) as exc:
+        open_store(db)
+    assert str(db) in str(exc.value) and "groove index" in str(exc.value)
+    assert not db.exists()
+
+
+def test_open_sets_wal_and_busy_timeout(store: SQLiteStore, db: Path) -> None:
+    assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30000
+    again = open_store(db)
+    assert again.meta().dim == DIM and again.meta().model_id == "test"
+    again.close()
+
+
+def test_non_groove_sqlite_file_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t(x)").connection.commit()
+    with pytest.raises(NoIndexError, match="not a groove index"):
+        open_store(other)
+
+
+def test_garbage_file_raises_groove_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(GrooveError, match=str(bad)):
+        open_store(bad)
+
+
+# --- writes keep everything in sync ----------------------------------------------
+def test_write_replace_rename_delete_keep_fts_and_embeddings_in_sync(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.write_document(record("a.md"), chunks("kernel scheduler", "memory pages"), vecs(2))
+    store.write_document(record("b.md"), chunks("unrelated text"), vecs(1, 1))
+    assert counts(db) == (2, 3, 3, 3)
+    assert len(fts_ids(store, '"kernel"')) == 1
+
+    # replace a.md: the old chunks vanish from FTS and embeddings, doc id is kept
+    doc_id = store.get_document("a.md").id
+    store.write_document(record("a.md", sha="s2"), chunks("brand new words"), vecs(1, 2))
+    assert counts(db) == (2, 2, 2, 2)
+    assert fts_ids(store, '"kernel"') == set()
+    assert store.get_document("a.md").id == doc_id
+    assert store.document_hashes() == {"a.md": "s2", "b.md": "s1"}
+
+    # rename keeps chunk ids, embeddings and FTS rows; fields come from the record
+    before_ids, before_m = store.load_vectors()
+    new_ids = fts_ids(store, '"brand new"')
+    store.rename_document("a.md", record("moved/a.md", sha="s2", category="moved", title="T2"))
+    assert store.get_document("a.md") is None
+    moved = store.get_document("moved/a.md")
+    assert moved.category == "moved" and moved.title == "T2" and moved.chunk_count == 1
+    assert fts_ids(store, '"brand new"') == new_ids
+    after_ids, after_m = store.load_vectors()
+    assert np.array_equal(before_ids, after_ids) and np.array_equal(before_m, after_m)
+    assert store.get_chunks(new_ids)[next(iter(new_ids))].path == "moved/a.md"
+
+    store.delete_document("moved/a.md")
+    assert counts(db) == (1, 1, 1, 1)
+    store.clear()
+    assert counts(db) == (0, 0, 0, 0)
+    assert store.integrity_findings() == []
+
+
+def test_rename_of_unknown_path_is_not_found(store: SQLiteStore) -> None:
+    with pytest.raises(NotFound, match="x.md"):
+        store.rename_document("x.md", record("y.md"))
+
+
+def test_rename_onto_existing_path_replaces_it(store: SQLiteStore, db: Path) -> None:
+    store.write_document(record("a.md"), chunks("aaa text"), vecs(1))
+    store.write_document(record("b.md"), chunks("bbb text"), vecs(1))
+    store.rename_document("a.md", record("b.md"))
+    assert store.document_hashes() == {"b.md": "s1"}
+    assert counts(db) == (1, 1, 1, 1)
+    assert fts_ids(store, '"aaa"') and not fts_ids(store, '"bbb"')
+
+
+def test_chunk_ids_are_never_reused(store: SQLiteStore) -> None:
+    store.write_document(record("a.md"), chunks("one", "two"), vecs(2))
+    first = set(store.load_vectors()[0].tolist())
+    store.write_document(record("a.md", sha="s2"), chunks("three", "four"), vecs(2))
+    assert first.isdisjoint(store.load_vectors()[0].tolist())
+
+
+def test_wrong_vector_shape_is_refused_and_old_version_kept(store: SQLiteStore) -> None:
+    store.write_document(record("a.md"), chunks("original words"), vecs(1))
+    with pytest.raises(InvalidArgument):
+        store.write_document(record("a.md", sha="s2"), chunks("x", "y"), vecs(1))
+    with pytest.raises(IndexMismatchError):
+        store.write_document(record("a.md", sha="s2"), chunks("x"), np.ones((1, DIM + 1)))
+    assert store.document_hashes() == {"a.md": "s1"}
+
+
+def test_failure_mid_write_leaves_the_old_version_intact(
+    store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.write_document(record("a.md"), chunks("original words", "second part"), vecs(2))
+    gen = store.generation()
+    ids_before, m_before = store.load_vectors()
+
+    real_insert = SQLiteStore._insert_chunks
+
+    def explode(self, conn, doc_id, chunk_list, blobs):  # type: ignore[no-untyped-def]
+        real_insert(self, conn, doc_id, chunk_list, blobs)  # new rows are in...
+        raise KeyboardInterrupt  # ...then Ctrl-C arrives before COMMIT
+
+    monkeypatch.setattr(SQLiteStore, "_insert_chunks", explode)
+    with pytest.raises(KeyboardInterrupt):
+        store.write_document(record("a.md", sha="s2"), chunks("replacement"), vecs(1, 5))
+    monkeypatch.undo()
+
+    assert store.document_hashes() == {"a.md": "s1"}
+    assert store.generation() == gen
+    assert counts(db) == (1, 2, 2, 2)
+    assert fts_ids(store, '"original"') and not fts_ids(store, '"replacement"')
+    ids_after, m_after = store.load_vectors()
+    assert np.array_equal(ids_before, ids_after) and np.array_equal(m_before, m_after)
+    assert store.integrity_findings() == []
+    # and the store is still usable afterwards
+    store.write_document(record("a.md", sha="s3"), chunks("replacement"), vecs(1, 5))
+    assert fts_ids(store, '"replacement"')
+
+
+# --- generation ---------------------------------------------------------------------
+def test_generation_changes_and_is_seen_by_another_connection(
+    store: SQLiteStore, db: Path
+) -> None:
+    other = open_store(db)
+    g0 = other.generation()
+    store.write_document(record("a.md"), chunks("text one"), vecs(1))
+    g1 = other.generation()
+    assert g1 != g0
+    store.rename_document("a.md", record("b.md"))
+    g2 = other.generation()
+    store.delete_document("b.md")
+    g3 = other.generation()
+    assert len({g0, g1, g2, g3}) == 4
+    store.set_meta(last_indexed=123.0)  # bookkeeping only: no cache refresh needed
+    assert other.generation() == g3 and other.meta().last_indexed == 123.0
+    other.close()
+
+
+def test_second_connection_sees_data_written_by_first(store: SQLiteStore, db: Path) -> None:
+    reader = open_store(db)
+    store.write_document(record("a.md"), chunks("shared words"), vecs(1))
+    assert fts_ids(reader, '"shared"') == fts_ids(store, '"shared"') != set()
+    reader.close()
+
+
+# --- search reads -----------------------------------------------------------------------
+def test_fts_trigram_english_and_japanese(store: SQLiteStore) -> None:
+    store.write_document(
+        record("en.md"), chunks("The Kernel Scheduler decides", "nothing here"), vecs(2)
+    )
+    store.write_document(
+        record("ja.md"), chunks("東京都の天気予報は晴れです", "大阪の食べ物"), vecs(2, 1)
+    )
+    by_id = store.get_chunks(fts_ids(store, '"kernel sched"'))
+    assert [c.content for c in by_id.values()] == ["The Kernel Scheduler decides"]
+    ja = store.get_chunks(fts_ids(store, '"天気予報"'))
+    assert [c.path for c in ja.values()] == ["ja.md"]
+    assert fts_ids(store, '"天気予報" OR "大阪の"') and len(fts_ids(store, '"天気予報" OR "大阪の"')) == 2
+
+
+def test_fts_weights_rank_heading_match_first(store: SQLiteStore) -> None:
+    store.write_document(record("a.md"), chunks("body mentions zebra once"), vecs(1))
+    store.write_document(record("b.md"), chunks("plain body", heading="zebra facts"), vecs(1))
+    hits = store.fts_search('"zebra"', (10.0, 1.0, 1.0))
+    assert store.get_chunks([hits[0][0]])[hits[0][0]].path == "b.md"
+    assert hits[0][1] <= hits[1][1]  # bm25: lower is better, best first
+    assert len(store.fts_search('"zebra"', WEIGHTS, limit=1)) == 1
+
+
+@pytest.mark.parametrize("expr", ['"unterminated', "AND OR", "nosuchcol: abc", "(((", ""])
+def test_bad_fts_expression_raises_groove_error(store: SQLiteStore, expr: str) -> None:
+    store.write_document(record("a.md"), chunks("some text"), vecs(1))
+    with pytest.raises(GrooveError):
+        store.fts_search(expr, WEIGHTS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=30))
+def test_fts_search_never_leaks_sqlite_errors(tmp_path_factory, expr: str) -> None:
+    s = _shared_store(tmp_path_factory)
+    try:
+        hits = s.fts_search(expr, WEIGHTS)
+    except GrooveError:  # the only acceptable failure: never sqlite3.Error
+        return
+    assert all(isinstance(cid, int) and isinstance(score, float) for cid, score in hits)
+
+
+_SHARED: dict[str, SQLiteStore] = {}
+
+
+def _shared_store(factory) -> SQLiteStore:  # type: ignore[no-untyped-def]
+    if "s" not in _SHARED:
+        s = open_store(factory.mktemp("h") / "h.db", create=True)
+        s.set_meta(dim=DIM)
+        s.write_document(record("a.md"), chunks("hypothesis text 日本語"), vecs(1))
+        _SHARED["s"] = s
+    return _SHARED["s"]
+
+
+def test_chunk_ids_containing_is_ascii_case_insensitive_substring(store: SQLiteStore) -> None:
+    store.write_document(
+        record("a.md"),
+        chunks("Uses PostgreSQL daily", "ÄRGER im Büro", "東京タワー", "x"),
+        vecs(4),
+    )
+    store.write_document(record("b.md"), chunks("nothing", heading="Redis Notes"), vecs(1, 1))
+    stored = store.get_chunks(m.id for m in store.all_chunks_meta())
+    rows = {c.content: c.id for c in stored.values()}
+    assert store.chunk_ids_containing(["postgresql"]) == {rows["Uses PostgreSQL daily"]}
+    assert store.chunk_ids_containing(["GRESQL DA"]) == {rows["Uses PostgreSQL daily"]}
+    assert store.chunk_ids_containing(["redis"]) == {rows["nothing"]}  # heading counts
+    assert store.chunk_ids_containing(["東京"]) == {rows["東京タワー"]}  # short: scan path
+    assert store.chunk_ids_containing(["ärger"]) == set()  # non-ASCII case is not folded
+    assert store.chunk_ids_containing(["ÄRGER"]) == {rows["ÄRGER im Büro"]}
+    assert store.chunk_ids_containing(['"quoted', "x", ""]) == {rows["x"]}
+    assert store.chunk_ids_containing(["Heading"]) == set(rows.values()) - {rows["nothing"]}
+    assert store.chunk_ids_containing([]) == set()
+
+
+def test_all_chunks_meta_and_get_chunks(store: SQLiteStore) -> None:
+    store.write_document(record("a.md", tags=("x", "日本")), chunks("c0", "c1"), vecs(2))
+    meta = store.all_chunks_meta()
+    assert [m.content for m in meta] == ["", ""]
+    assert [m.chunk_index for m in meta] == [0, 1]
+    assert meta[0].tags == ("x", "日本") and meta[0].path == "a.md" and meta[0].title == "Title"
+    full = store.get_chunks([meta[1].id, 999999])
+    assert list(full) == [meta[1].id] and full[meta[1].id].content == "c1"
+    doc = store.get_document("a.md")
+    assert [c.content for c in store.document_chunks(doc.id)] == ["c0", "c1"]
+    assert doc.metadata == {"k": "v"} and doc.tags == ("x", "日本") and doc.chunk_count == 2
+    assert store.stats().documents == 1 and store.stats().chunks == 2
+
+
+def test_load_vectors_shape_dtype_contiguity(store: SQLiteStore) -> None:
+    ids, m = store.load_vectors()
+    assert ids.shape == (0,) and m.shape == (0, DIM) and m.dtype == np.float32
+    v1, v2 = vecs(3, 1), vecs(2, 2)
+    store.write_document(record("a.md"), chunks("a", "b", "c"), v1)
+    store.write_document(record("b.md"), chunks("d", "e"), v2.astype(np.float64))
+    ids, m = store.load_vectors()
+    assert ids.dtype == np.int64 and list(ids) == sorted(ids)
+    assert m.shape == (5, DIM) and m.dtype == np.float32 and m.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(m, np.vstack([v1, v2.astype(np.float32)]))
+
+
+# --- schema versions --------------------------------------------------------------------
+def test_migration_from_older_schema_version(
+    store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.write_document(record("a.md"), chunks("kept across migration"), vecs(1))
+    store.close()
+    calls: list[int] = []
+
+    def to_v2(conn: sqlite3.Connection) -> None:
+        calls.append(2)
+        conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
+
+    def to_v3(conn: sqlite3.Connection) -> None:
+        calls.append(3)
+        conn.execute("UPDATE documents SET extra = 'v3'")
+
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {2: to_v2, 3: to_v3})
+    s = open_store(db)
+    assert calls == [2, 3]
+    assert s.meta().schema_version == 3
+    assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("v3",)
+    assert fts_ids(s, '"migration"')
+    s.close()
+    open_store(db).close()  # already current: nothing re-applied
+    assert calls == [2, 3]
+
+
+def test_failed_migration_rolls_back(
+    store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.close()
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
+        conn.execute("SELECT * FROM no_such_table")
+
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {2: broken})
+    with pytest.raises(GrooveError):
+        open_store(db)
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == ("1",)
+        assert "extra" not in [r[1] for r in c.execute("PRAGMA table_info(documents)")]
+
+
+def test_missing_migration_step_is_refused(
+    store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.close()
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {})
+    with pytest.raises(IndexMismatchError, match="--force"):
+        open_store(db)
+
+
+def test_newer_schema_version_is_refused(store: SQLiteStore, db: Path) -> None:
+    store.close()
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE index_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(IndexMismatchError, match="99") as exc:
+        open_store(db)
+    assert "upgrade groove" in str(exc.value)
+
+
+# --- integrity ------------------------------------------------------------------------------
+def test_integrity_findings_clean_then_each_corruption_reported(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.write_document(record("a.md"), chunks("one two three", "four five six", "seven"), vecs(3))
+    store.write_document(record("b.md"), chunks("eight nine"), vecs(1, 1))
+    assert store.integrity_findings() == []
+    ids = [c.id for c in store.all_chunks_meta()]
+    with sqlite3.connect(db) as c:
+        c.execute("DELETE FROM embeddings WHERE chunk_id = ?", (ids[0],))
+        c.execute("UPDATE embeddings SET vector = zeroblob(12) WHERE chunk_id = ?", (ids[1],))
+        row = c.execute("SELECT heading, context, content FROM chunks WHERE id = ?", (ids[2],)).fetchone()
+        c.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, heading, context, content)"
+            " VALUES ('delete', ?, ?, ?, ?)",
+            (ids[2], *row),
+        )
+        c.execute("PRAGMA foreign_keys = OFF")
+        c.execute("INSERT INTO embeddings(chunk_id, vector) VALUES (424242, zeroblob(32))")
+    found = "\n".join(store.integrity_findings())
+    assert "1 chunk(s) without an embedding" in found
+    assert "not of the recorded dimension" in found
+    assert "1 chunk(s) without a full-text row" in found
+    assert "1 embedding(s) without a chunk" in found
+    assert "groove index --force" in found
