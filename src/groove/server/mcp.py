@@ -1,0 +1,152 @@
+"""The MCP server: six tools, four prompts, ``kb://`` resources (SPEC §6).
+
+``build_mcp_server`` is transport-neutral; ``server.stdio`` and
+``server.http`` run the same object. ``resources/list`` is computed per call
+from the index (topic groups, not every document), which is why the server
+is a small :class:`MCPServer` subclass rather than a set of static resources.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.types import Resource as MCPResource
+
+from groove._version import __version__
+from groove.errors import GrooveError, NotFound
+from groove.server import prompts
+from groove.server.paths import check_rel_path, doc_uri, topic_prefixes, topic_uri
+from groove.server.state import ServerState
+from groove.server.tools import (
+    plain_schema,
+    read_document,
+    register_tools,
+    servable,
+    tool_errors,
+)
+
+if TYPE_CHECKING:
+    from groove.kb import KnowledgeBase
+
+log = logging.getLogger("groove.server")
+
+INSTRUCTIONS = (
+    "groove searches a local knowledge base of notes. Use `search` first, `get_document` "
+    "to read a hit in full, `list_topics` to see what the knowledge base covers. Cite paths."
+)
+
+#: The SDK's own traversal/absolute/NUL checks, run by us so we can word the error.
+_URI_SECURITY = ResourceSecurity()
+
+
+class GrooveMCPServer(MCPServer):
+    """MCPServer whose resource list is the KB's current topic groups."""
+
+    def __init__(self, state: ServerState, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.groove_state = state
+
+    async def list_resources(self) -> list[MCPResource]:
+        groups = await anyio.to_thread.run_sync(_topic_groups, self.groove_state.kb)
+        return [
+            MCPResource(uri=topic_uri(prefix), name=f"topic: {prefix}",
+                        description=f"{count} document(s) under {prefix}",
+                        mime_type="text/markdown")
+            for prefix, count in sorted(groups.items())
+        ]
+
+
+def build_mcp_server(kb: KnowledgeBase, state: ServerState | None = None) -> MCPServer:
+    """The groove MCP server for ``kb`` (pass ``state`` to share it with the HTTP app)."""
+    state = state or ServerState(kb)
+    tools: list[Tool] = []
+
+    def add(fn: Any, description: str) -> None:
+        tool = Tool.from_function(tool_errors(fn), name=fn.__name__, description=description)
+        plain_schema(tool.parameters)
+        tools.append(tool)
+
+    register_tools(add, state)
+    server = GrooveMCPServer(state, name="groove", version=__version__,
+                             instructions=INSTRUCTIONS, tools=tools)
+    for fn in prompts.PROMPTS:
+        server.prompt()(fn)
+    _register_resources(server, kb)
+    return server
+
+
+def _register_resources(server: MCPServer, kb: KnowledgeBase) -> None:
+    exempt = ResourceSecurity(exempt_params={"path", "prefix"})
+
+    @server.resource("kb://doc/{+path}", name="document", mime_type="text/markdown",
+                     description="One indexed document; the path is percent-encoded except '/'.",
+                     security=exempt)
+    async def read_doc(path: str) -> str:
+        _check_uri_param("path", path)
+        doc = await _resource_call(read_document, kb, path)
+        note = ("\n\n[truncated at 1 MiB; use the search tool to reach the rest]"
+                if doc.truncated else "")
+        return doc.text + note
+
+    @server.resource("kb://topic/{+prefix}", name="topic", mime_type="text/markdown",
+                     description="The documents under a folder prefix, as a Markdown list of kb://doc URIs.",
+                     security=exempt)
+    async def read_topic(prefix: str) -> str:
+        _check_uri_param("prefix", prefix)
+        return await _resource_call(_topic_listing, kb, prefix)
+
+
+def _check_uri_param(name: str, value: str) -> None:
+    """Decoded URI parameter: the SDK's policy plus ours, with a message saying why."""
+    if _URI_SECURITY.validate({name: value}) is not None:
+        raise ResourceError(f"{name} {value!r} is refused: it escapes kb_path "
+                            "(no '..', no absolute path, no NUL)")
+
+
+async def _resource_call(fn: Any, *args: Any) -> Any:
+    try:
+        return await anyio.to_thread.run_sync(fn, *args)
+    except NotFound as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+    except GrooveError as exc:
+        raise ResourceError(str(exc)) from None
+    except Exception:
+        log.exception("reading a kb:// resource failed unexpectedly")
+        raise ResourceError("internal error reading the resource (details in the server log)") from None
+
+
+def _servable_docs(kb: KnowledgeBase) -> list[Any]:
+    with kb.lock:
+        docs = kb.store.list_documents()
+    return [d for d in docs if servable(kb, d.path)]
+
+
+def _topic_groups(kb: KnowledgeBase) -> dict[str, int]:
+    groups: dict[str, int] = {}
+    try:
+        docs = _servable_docs(kb)
+    except GrooveError as exc:
+        log.warning("resources/list: %s", exc)
+        return groups
+    for doc in docs:
+        for prefix in topic_prefixes(doc.path):
+            groups[prefix] = groups.get(prefix, 0) + 1
+    return groups
+
+
+def _topic_listing(kb: KnowledgeBase, prefix: str) -> str:
+    prefix = check_rel_path(prefix, what="topic prefix")
+    docs = [d for d in _servable_docs(kb)
+            if d.path == prefix or d.path.startswith(prefix + "/")]
+    if not docs:
+        raise NotFound(f"no indexed documents under {prefix!r}; resources/list shows the topics")
+    lines = [f"# Documents under {prefix}", ""]
+    lines += [f"- [{d.title or d.path}]({doc_uri(d.path)}) — `{d.path}`"
+              for d in sorted(docs, key=lambda d: d.path)]
+    return "\n".join(lines) + "\n"

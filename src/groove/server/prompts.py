@@ -1,0 +1,66 @@
+"""The four fixed MCP prompts (SPEC §6). Not configurable, on purpose.
+
+Every prompt tells the model the same three rules: cite paths, pass on
+``low_confidence``, and say plainly when the knowledge base has nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+RULES = (
+    "Rules: cite the `path` of every document you rely on (e.g. `notes/setup.md`). "
+    "If a search response has `low_confidence: true`, say that the matches are weak "
+    "instead of presenting them as answers. If the knowledge base has nothing relevant, "
+    "say so plainly: \"The knowledge base does not cover this.\" Do not fill gaps from "
+    "general knowledge without labelling it as such."
+)
+
+
+def summarize_topic(topic: str) -> str:
+    """Summarise what the knowledge base says about one topic."""
+    return (
+        f"Summarise what the knowledge base says about: {topic}\n\n"
+        "Use the `search` tool (try the topic name and two or three rephrasings; "
+        "`list_topics` shows the exact topic and category names you can filter on), "
+        "then read the most relevant documents with `get_document`. Give a short "
+        "structured summary grouped by sub-theme.\n\n" + RULES
+    )
+
+
+def deep_dive(question: str) -> str:
+    """Answer one question thoroughly from the knowledge base."""
+    return (
+        f"Answer this question from the knowledge base, thoroughly: {question}\n\n"
+        "Search several phrasings with `search`, open the best hits with `get_document`, "
+        "and use `get_connection_graph` on the most relevant document to find related "
+        "notes. Quote the key passages, then answer.\n\n" + RULES
+    )
+
+
+def whats_new(since: str = "") -> str:
+    """What changed or was added in the knowledge base recently."""
+    window = f"since {since}" if since else "recently"
+    bound = f" (pass `date_from: \"{since}\"` to `search`)" if since else ""
+    return (
+        f"Report what is new in the knowledge base {window}{bound}. Search broad terms "
+        "from `list_topics`, and list the new or updated documents with one line each on "
+        "what they add. Documents without a date cannot be placed in time: say so.\n\n"
+        + RULES
+    )
+
+
+def find_gaps(topic: str = "") -> str:
+    """Find what the knowledge base is missing or inconsistent about."""
+    scope = f"about {topic}" if topic else "across its topics (start from `list_topics`)"
+    return (
+        f"Find gaps in the knowledge base {scope}: questions a reader would ask that "
+        "no document answers, documents that contradict each other, and stale material. "
+        "Use `search` to probe each candidate gap; a `low_confidence` response or no "
+        "results is evidence of a gap. List each gap with the searches that showed it.\n\n"
+        + RULES
+    )
+
+
+PROMPTS: list[Callable[..., Any]] = [summarize_topic, deep_dive, whats_new, find_gaps]

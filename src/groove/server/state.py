@@ -1,0 +1,74 @@
+"""What the running server knows about itself, for status and rebuild_index.
+
+One :class:`ServerState` is shared by the MCP tools, the HTTP status route
+and the UI, so "is an index rebuild running, since when" has one answer.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from groove._version import __version__
+from groove.errors import Busy
+
+if TYPE_CHECKING:
+    from groove.kb import KnowledgeBase
+    from groove.watcher import Watcher
+
+
+@dataclass
+class ServerState:
+    kb: KnowledgeBase
+    watcher: Watcher | None = None
+    started_at: float = field(default_factory=time.time)
+    _rebuild_lock: threading.Lock = field(default_factory=threading.Lock)
+    _rebuild_started: float | None = None
+
+    @contextmanager
+    def exclusive_rebuild(self) -> Iterator[None]:
+        """Enter once at a time; a second caller gets Busy with the running one's age."""
+        if not self._rebuild_lock.acquire(blocking=False):
+            started = self._rebuild_started or time.monotonic()
+            raise Busy(
+                f"rebuild_index is already running (for {time.monotonic() - started:.1f} s); "
+                "wait for it to finish and call again if still needed"
+            )
+        self._rebuild_started = time.monotonic()
+        try:
+            yield
+        finally:
+            self._rebuild_started = None
+            self._rebuild_lock.release()
+
+    @property
+    def indexing(self) -> bool:
+        """True while any indexing run (rebuild, watcher sync, CLI) holds the KB's index lock."""
+        return self._rebuild_started is not None or self.kb.index_lock.locked()
+
+    def watcher_state(self) -> str:
+        return self.watcher.state if self.watcher is not None else "off"
+
+    def status(self) -> dict[str, Any]:
+        """kb.status() plus what only the server knows (the /api/admin/status body)."""
+        from groove.errors import GrooveError
+
+        try:
+            out: dict[str, Any] = dict(self.kb.status())
+        except GrooveError as exc:
+            out = {"error": str(exc)}
+        out.update(
+            version=__version__,
+            watcher=self.watcher_state(),
+            uptime_s=round(time.time() - self.started_at, 1),
+            pid=os.getpid(),
+            indexing=self.indexing,
+        )
+        if self.watcher is not None and self.watcher.last_error:
+            out["watcher_error"] = self.watcher.last_error
+        return out

@@ -1,0 +1,291 @@
+"""The six MCP tools, as plain async functions bound to one knowledge base.
+
+Each tool validates its path arguments lexically (``server.paths``), runs the
+blocking work (SQLite, the model) in a worker thread so the event loop keeps
+serving other sessions, and lets :func:`tool_errors` turn failures into MCP
+tool errors: a :class:`~groove.errors.GrooveError` keeps its message (written
+for a model to act on), anything else becomes a generic message while the
+traceback goes to the log on stderr.
+
+Optional arguments are declared ``X | None = None`` so that "not given" means
+"the server's setting"; :func:`plain_schema` then removes the ``null`` arm
+from the advertised schema, because strict clients reject ``anyOf`` unions.
+"""
+
+import functools
+import logging
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from groove.errors import GrooveError, NotFound, PathRefused
+from groove.models import SearchResponse
+from groove.search.request import SearchRequest
+from groove.server.paths import check_rel_path, doc_uri
+from groove.server.state import ServerState
+
+log = logging.getLogger("groove.server")
+
+#: get_document text cap (SPEC §6).
+DOCUMENT_CAP_BYTES = 1024 * 1024
+
+ToolFn = Callable[..., Awaitable[Any]]
+
+
+def tool_errors(fn: ToolFn) -> ToolFn:
+    """Map exceptions to tool errors; never let a traceback reach the client."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except ToolError:
+            raise
+        except GrooveError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception:
+            log.exception("tool %s failed unexpectedly", fn.__name__)
+            raise ToolError(
+                f"{fn.__name__} failed with an internal error (details are in the server log); "
+                "the server is still running, try again or use another tool"
+            ) from None
+
+    return wrapper
+
+
+def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop ``{"type": "null"}`` from ``anyOf`` arms and ``default: null``, in place."""
+    for prop in schema.get("properties", {}).values():
+        arms = prop.get("anyOf")
+        if arms is not None:
+            rest = [a for a in arms if a.get("type") != "null"]
+            if len(rest) == 1:
+                del prop["anyOf"]
+                prop.update(rest[0])
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+    return schema
+
+
+def servable(kb: Any, rel_path: str) -> bool:
+    """A path the MCP surface offers: an enabled parser handles its extension."""
+    from groove.parsers import get_parser_for
+
+    return get_parser_for(rel_path, kb.config.parsers.enabled) is not None
+
+
+def _refusal_for(kb: Any, rel_path: str) -> GrooveError | None:
+    """Why read_file_safely refuses this path, if it does (links, escapes, ...)."""
+    from groove.walk import read_file_safely
+
+    try:
+        read_file_safely(kb.kb_path, rel_path, 1)
+    except PathRefused as exc:
+        return exc
+    except GrooveError:
+        return None
+    return None
+
+
+def read_document(kb: Any, rel_path: str) -> Any:
+    """kb.read_document behind the lexical gate, with the clearest refusal message."""
+    rel_path = check_rel_path(rel_path)
+    if not servable(kb, rel_path):
+        enabled = ", ".join(kb.config.parsers.enabled)
+        raise PathRefused(
+            f"{rel_path!r} has an extension no enabled parser handles (enabled: {enabled})"
+        )
+    try:
+        return kb.read_document(rel_path)
+    except NotFound:
+        refusal = _refusal_for(kb, rel_path)
+        if refusal is not None:
+            raise refusal from None
+        raise
+
+
+def _opt_list(values: list[str] | None) -> list[str] | None:
+    return list(values) if values else None
+
+
+def _opt_text(value: str | None) -> str | None:
+    return value if value else None
+
+
+def register_tools(add: Callable[..., None], state: ServerState) -> None:
+    """Register every tool through ``add(fn, name=..., description=...)``."""
+    kb = state.kb
+
+    async def search(
+        query: Annotated[str, Field(description="What to look for (≤ 1 KiB). \"quoted phrase\" and -exclusion work.")],
+        limit: Annotated[int, Field(description="Hits to return, 1..100.")] = 5,
+        category: Annotated[str | None, Field(description="Only documents of this category (exact).")] = None,
+        topic: Annotated[str | None, Field(description="Only documents of this topic (exact).")] = None,
+        rerank: Annotated[bool | None, Field(description="Run the cross-encoder reranker (default: server setting).")] = None,
+        min_quality: Annotated[float | None, Field(description="Quality floor in [0,1] (default: server setting).")] = None,
+        include_low_quality: Annotated[bool, Field(description="Do not hide low-quality chunks.")] = False,
+        path_globs: Annotated[list[str] | None, Field(description="gitignore-style globs; prefix ! to exclude, e.g. [\"**\", \"!drafts/**\"].")] = None,
+        tags_any: Annotated[list[str] | None, Field(description="Document has any of these tags.")] = None,
+        tags_all: Annotated[list[str] | None, Field(description="Document has all of these tags.")] = None,
+        date_from: Annotated[str | None, Field(description="Frontmatter date ≥ this (inclusive, e.g. 2024-01-01).")] = None,
+        date_to: Annotated[str | None, Field(description="Frontmatter date ≤ this (inclusive).")] = None,
+        min_confidence_ratio: Annotated[float | None, Field(description="low_confidence threshold; 0 disables (default: server setting).")] = None,
+        mmr: Annotated[bool | None, Field(description="Diversify results with MMR (default: server setting).")] = None,
+        mmr_lambda: Annotated[float | None, Field(description="MMR relevance weight in [0,1].")] = None,
+        mmr_same_doc_penalty: Annotated[float | None, Field(description="MMR penalty for a second hit from the same document (≥ 0).")] = None,
+        parent_retriever: Annotated[bool | None, Field(description="Expand hits with their whole short document or sibling chunks.")] = None,
+    ) -> dict[str, Any]:
+        request = SearchRequest(
+            query=query, limit=limit, category=_opt_text(category), topic=_opt_text(topic),
+            rerank=rerank, min_quality=min_quality, include_low_quality=include_low_quality,
+            path_globs=path_globs, tags_any=_opt_list(tags_any), tags_all=_opt_list(tags_all),
+            date_from=_opt_text(date_from), date_to=_opt_text(date_to),
+            min_confidence_ratio=min_confidence_ratio, mmr=mmr, mmr_lambda=mmr_lambda,
+            mmr_same_doc_penalty=mmr_same_doc_penalty, parent_retriever=parent_retriever,
+        )
+        response = await anyio.to_thread.run_sync(kb.search, request)
+        return with_uris(kb, response)
+
+    async def get_document(
+        path: Annotated[str, Field(description="Document path relative to the KB root, as in search results.")],
+    ) -> dict[str, Any]:
+        doc = await anyio.to_thread.run_sync(read_document, kb, path)
+        return document_json(doc)
+
+    async def list_topics() -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(topics_json, kb)
+
+    async def get_connection_graph(
+        start: Annotated[str, Field(description="Path of the document to start from.")],
+        depth: Annotated[int, Field(ge=1, le=3, description="BFS depth, 1..3.")] = 2,
+        fan_out: Annotated[int, Field(ge=0, le=20, description="Neighbours per node, 0..20 (0 = seeds only).")] = 5,
+        min_similarity: Annotated[float, Field(ge=0.0, le=1.0, description="Cosine floor in [0,1].")] = 0.3,
+        seed_strategy: Annotated[Literal["all_chunks", "all-chunks", "centroid"], Field(description="Seed from every chunk of the start document, or from their centroid.")] = "all_chunks",
+        max_seed_chunks: Annotated[int, Field(ge=1, le=1000, description="Seed chunks used, 1..1000.")] = 32,
+        max_nodes: Annotated[int, Field(ge=1, le=2000, description="Node budget, up to 2000.")] = 100,
+        dedup_by_path: Annotated[bool, Field(description="At most one node per document.")] = False,
+        category: Annotated[str | None, Field(description="Only neighbours of this category.")] = None,
+        topic: Annotated[str | None, Field(description="Only neighbours of this topic.")] = None,
+        exclude_paths: Annotated[list[str] | None, Field(description="Paths to leave out (≤ 64).")] = None,
+    ) -> dict[str, Any]:
+        try:
+            from groove.graph import connection_graph
+        except ImportError:
+            raise ToolError("get_connection_graph is not available in this build") from None
+        start = check_rel_path(start, what="start")
+        excludes = [check_rel_path(p, what="exclude_paths entry") for p in exclude_paths or []]
+        return await anyio.to_thread.run_sync(functools.partial(
+            connection_graph, kb, start=start, depth=depth, fan_out=fan_out,
+            min_similarity=min_similarity, seed_strategy=seed_strategy,
+            max_seed_chunks=max_seed_chunks, max_nodes=max_nodes, dedup_by_path=dedup_by_path,
+            category=_opt_text(category), topic=_opt_text(topic), exclude_paths=excludes or None,
+        ))
+
+    async def get_best_practice(
+        target: Annotated[str, Field(description="What the best practice is about; substituted into the configured path templates.")],
+        category: Annotated[str | None, Field(description="Return only the '## <category>' section.")] = None,
+    ) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(best_practice, kb, target, _opt_text(category))
+
+    async def rebuild_index(
+        force: Annotated[bool, Field(description="Re-embed every document, not only changed ones.")] = False,
+    ) -> dict[str, Any]:
+        with state.exclusive_rebuild():
+            summary = await anyio.to_thread.run_sync(functools.partial(kb.index, force=force))
+        return {"summary": summary.line(), **summary.to_json()}
+
+    add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
+                "paths; treat low_confidence=true as 'nothing clearly relevant'.")
+    add(get_document, "Full text and metadata of one indexed document (text capped at 1 MiB).")
+    add(list_topics, "Categories and topics in the knowledge base, with document counts.")
+    add(get_connection_graph, "Documents related to a start document, by embedding similarity (BFS).")
+    add(get_best_practice, "The best-practice document for a target, from the configured path templates.")
+    add(rebuild_index, "Bring the index up to date with the files (one run at a time).")
+
+
+def with_uris(kb: Any, response: SearchResponse) -> dict[str, Any]:
+    """The §5 response with ``uri`` on every hit whose document is servable."""
+    for hit in response.results:
+        if servable(kb, hit.path):
+            hit.uri = doc_uri(hit.path)
+    return response.to_json()
+
+
+def document_json(doc: Any) -> dict[str, Any]:
+    row = doc.document
+    out: dict[str, Any] = {
+        "path": row.path, "uri": doc_uri(row.path), "title": row.title,
+        "category": row.category, "topic": row.topic, "date": row.date,
+        "tags": list(row.tags), "metadata": row.metadata, "size": row.size,
+        "chunks": row.chunk_count, "text": doc.text, "truncated": doc.truncated,
+    }
+    if doc.truncated:
+        out["note"] = (f"text truncated at {DOCUMENT_CAP_BYTES} bytes of {row.size}; "
+                       "use search to reach the rest")
+    return out
+
+
+def topics_json(kb: Any) -> dict[str, Any]:
+    with kb.lock:
+        docs = kb.store.list_documents()
+    categories = Counter(d.category for d in docs if d.category)
+    topics = Counter(d.topic for d in docs if d.topic)
+    return {
+        "documents": len(docs),
+        "categories": [{"name": k, "documents": v} for k, v in sorted(categories.items())],
+        "topics": [{"name": k, "documents": v} for k, v in sorted(topics.items())],
+        "uncategorised": sum(1 for d in docs if not d.category),
+    }
+
+
+def best_practice(kb: Any, target: str, category: str | None) -> dict[str, Any]:
+    """First existing file among ``[best_practice] path_templates`` with ``{target}`` filled in."""
+    from groove.walk import read_file_safely
+
+    templates = list(kb.config.best_practice.path_templates or [])
+    if not templates:
+        raise GrooveError("get_best_practice is not configured: set [best_practice] "
+                          "path_templates in groove.toml, e.g. [\"best-practices/{target}.md\"]")
+    check_rel_path(target, what="target")
+    tried = []
+    for template in templates:
+        rel = check_rel_path(template.replace("{target}", target), what="best-practice path")
+        tried.append(rel)
+        if not (kb.kb_path / rel).is_file() and not (kb.kb_path / rel).is_symlink():
+            continue
+        if not servable(kb, rel):
+            raise PathRefused(f"{rel!r} has an extension no enabled parser handles")
+        text = read_file_safely(kb.kb_path, rel, DOCUMENT_CAP_BYTES).decode("utf-8", errors="replace")
+        if category:
+            text = markdown_section(text, category, rel)
+        return {"path": rel, "uri": doc_uri(rel), "category": category, "text": text}
+    raise NotFound(f"no best-practice document for {target!r}; tried: {', '.join(tried)}")
+
+
+def markdown_section(text: str, heading: str, rel: str) -> str:
+    """The ``## heading`` section (case-insensitive), up to the next ``#``/``##`` heading."""
+    lines = text.splitlines(keepends=True)
+    wanted = heading.strip().casefold()
+    start = None
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        m = re.match(r"^(#{1,2})\s+(.*?)\s*#*\s*$", line)
+        if m is None:
+            continue
+        if start is not None:
+            break
+        if len(m.group(1)) == 2:
+            found.append(m.group(2))
+            if m.group(2).casefold() == wanted:
+                start = i
+    if start is None:
+        names = ", ".join(found) or "none"
+        raise NotFound(f"{rel!r} has no '## {heading}' section; sections: {names}")
+    end = next((j for j in range(start + 1, len(lines))
+                if re.match(r"^#{1,2}\s", lines[j])), len(lines))
+    return "".join(lines[start:end]).rstrip() + "\n"
