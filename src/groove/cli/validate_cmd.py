@@ -1,0 +1,36 @@
+"""``groove validate``: frontmatter against groove-schema.toml; exit 0 clean / 1 violations / 2 schema error."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from groove.cli import cli
+from groove.cli.options import format_option, kb_options
+from groove.kb import KnowledgeBase
+
+
+@cli.command("validate")
+@click.option("--schema", "schema_path", type=click.Path(path_type=Path), default=None,
+              help="Schema file (default <kb_path>/groove-schema.toml).")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first violation.")
+@format_option("text", "json", "github", default="text")
+@kb_options()
+def validate_command(kb: KnowledgeBase, schema_path: Path | None, fail_fast: bool,
+                     fmt: str) -> None:
+    """Check the frontmatter of every indexable Markdown file against the schema."""
+    from groove.validate import run_validate
+
+    report = run_validate(kb.kb_path, schema_path, fail_fast, config=kb.config)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    elif fmt == "github":
+        click.echo(report.render_github(), nl=False)
+    else:
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
+        click.echo(report.render_text(), nl=False)
+    sys.exit(report.exit_code)
