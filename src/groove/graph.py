@@ -168,6 +168,9 @@ class _Snapshot:
     matrix: np.ndarray  # float32 [n, dim], rows unit length
     row_of: dict[int, int]  # chunk id -> row
     doc_ids: np.ndarray  # int64 [n]
+    quality: np.ndarray  # float64 [n]
+    binary: np.ndarray  # bool [n]
+    docs: dict[int, tuple[str, str | None, str | None]]  # doc id -> (path, category, topic)
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, _Snapshot] = weakref.WeakKeyDictionary()
@@ -194,6 +197,9 @@ def _snapshot(store: Any) -> _Snapshot:
         matrix=matrix,
         row_of={row.id: r for r, row in enumerate(meta)},
         doc_ids=np.fromiter((row.doc_id for row in meta), dtype=np.int64, count=len(meta)),
+        quality=np.fromiter((row.quality for row in meta), dtype=np.float64, count=len(meta)),
+        binary=np.fromiter((row.binary_format for row in meta), dtype=bool, count=len(meta)),
+        docs={row.doc_id: (row.path, row.category, row.topic) for row in meta},
     )
     with _CACHE_LOCK:
         _CACHE[store] = snap
@@ -219,16 +225,17 @@ def _excluded(path: str, excludes: tuple[str, ...]) -> bool:
 
 def _eligible_mask(snap: _Snapshot, params: GraphParams, start_doc_id: int,
                    floor: float | None) -> np.ndarray:
-    mask = np.ones(len(snap.meta), dtype=bool)
-    for r, row in enumerate(snap.meta):
-        if (
-            row.doc_id == start_doc_id
-            or _hidden(row, floor)
-            or (params.category is not None and row.category != params.category)
-            or (params.topic is not None and row.topic != params.topic)
-            or _excluded(row.path, params.exclude_paths)
-        ):
-            mask[r] = False
+    """Rows that may become neighbours: filters are decided per document, then broadcast."""
+    refused = [
+        doc_id for doc_id, (path, category, topic) in snap.docs.items()
+        if doc_id == start_doc_id
+        or (params.category is not None and category != params.category)
+        or (params.topic is not None and topic != params.topic)
+        or _excluded(path, params.exclude_paths)
+    ]
+    mask = ~np.isin(snap.doc_ids, np.array(refused, dtype=np.int64))
+    if floor is not None:
+        mask &= snap.binary | (snap.quality >= floor)
     return mask
 
 
