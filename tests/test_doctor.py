@@ -102,7 +102,7 @@ def test_held_back_documents_say_why(kb):
     report = run_doctor(kb)
     by_path = {f.path: f for f in report.findings}
     assert "hard link" in by_path["eng/async.md"].message
-    assert "hard link" in by_path["eng/async.md"].fix
+    assert "single link" in by_path["eng/async.md"].fix
     assert "excluded" in by_path["cooking/bread.md"].message
 
 
