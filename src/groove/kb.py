@@ -37,7 +37,7 @@ from groove.embedders.base import Embedder
 from groove.errors import NoIndexError, NotFound, PathRefused
 from groove.indexer import IndexSummary, Reporter, context_mode_name, run_index
 from groove.models import DocumentRow, SearchResponse
-from groove.search.request import SearchRequest, validate_request
+from groove.search.request import SearchRequest
 from groove.store.base import Store
 
 log = logging.getLogger("groove.kb")
@@ -130,6 +130,7 @@ class KnowledgeBase:
     def search(self, request: SearchRequest) -> SearchResponse:
         """Run the §5 pipeline. Bounds are checked before the model is touched."""
         from groove.search.pipeline import run_search
+        from groove.search.request import validate_request
         from groove.search.vectors import VectorIndex
 
         request = validate_request(request)
