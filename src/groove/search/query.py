@@ -234,9 +234,7 @@ def _strip_exclusions(text: str) -> tuple[str, list[str]]:
 
 def _is_exclusion_term(term: str) -> bool:
     return (
-        bool(term)
-        and not term.startswith("-")
-        and any(_is_word_char(c) and c != "-" for c in term)
+        bool(term) and not term.startswith("-") and any(_is_word_char(c) and c != "-" for c in term)
     )
 
 
