@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groove.errors import InvalidArgument, NotFound, PathRefused
 from groove.graph import connection_graph, render_dot, render_svg, render_text
@@ -312,3 +314,26 @@ def test_graph_over_a_real_index_links_related_notes(tmp_path, write_files, make
     graph = connection_graph(kb, start="rust/async.md", depth=1, fan_out=1, min_similarity=0.0)
     assert _paths(graph) == ["rust/async.md", "rust/tokio.md"]
     assert 0.0 < graph["nodes"][1]["score"] <= 1.0
+
+
+# --- rendering never breaks on hostile text --------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=60), st.one_of(st.none(), st.text(max_size=60)),
+                          st.text(max_size=250)), min_size=1, max_size=6),
+       st.booleans())
+def test_svg_is_well_formed_for_any_text(items, truncated):
+    nodes = [
+        {"id": f"chunk:{i}", "parent_id": None if i == 0 else f"chunk:{(i - 1) // 2}",
+         "depth": 0 if i == 0 else min(3, 1 + (i - 1) // 2), "score": 0.5,
+         "path": path, "heading": heading, "snippet": snippet}
+        for i, (path, heading, snippet) in enumerate(items)
+    ]
+    graph = {"start": items[0][0], "nodes": nodes, "truncated": truncated,
+             "stats": {"seeds_used": 1, "knn_queries": 0, "total_nodes": len(nodes)}}
+    if truncated:
+        graph["truncation"] = [{"reason": "node_budget", "limit": 1, "remedy": "<&\"'>"}]
+    root = ET.fromstring(render_svg(graph))
+    groups = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "node"]
+    assert len(groups) == len(nodes)
+    dot = render_dot(graph)
+    assert dot.count('" -> "') == len(nodes) - 1  # label quotes are escaped, so only edges
