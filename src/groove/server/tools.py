@@ -14,6 +14,7 @@ from the advertised schema, because strict clients reject ``anyOf`` unions.
 
 import functools
 import logging
+import os
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -83,8 +84,10 @@ def _refusal_for(kb: Any, rel_path: str) -> GrooveError | None:
     """Why read_file_safely refuses this path, if it does (links, escapes, ...)."""
     from groove.walk import read_file_safely
 
+    if not os.path.lexists(kb.kb_path / rel_path):
+        return None
     try:
-        read_file_safely(kb.kb_path, rel_path, 1)
+        read_file_safely(kb.kb_path, rel_path)
     except PathRefused as exc:
         return exc
     except GrooveError:
@@ -260,7 +263,8 @@ def best_practice(kb: Any, target: str, category: str | None) -> dict[str, Any]:
             continue
         if not servable(kb, rel):
             raise PathRefused(f"{rel!r} has an extension no enabled parser handles")
-        text = read_file_safely(kb.kb_path, rel, DOCUMENT_CAP_BYTES).decode("utf-8", errors="replace")
+        data = read_file_safely(kb.kb_path, rel)[:DOCUMENT_CAP_BYTES]
+        text = data.decode("utf-8", errors="ignore")
         if category:
             text = markdown_section(text, category, rel)
         return {"path": rel, "uri": doc_uri(rel), "category": category, "text": text}

@@ -1,0 +1,229 @@
+"""Streamable HTTP transport and the small admin surface (SPEC §7).
+
+Routes: ``/mcp`` (the SDK's Streamable HTTP app, with the SDK's own
+Host/Origin gate, body limit and session cap), ``/healthz``, and the
+loopback-only ``/ui`` and ``/api/admin/status``.
+
+What the SDK does not do, done here in one ASGI wrapper:
+``X-Content-Type-Options: nosniff`` on every response, and the session cap
+answered as 429 with ``Retry-After`` (the SDK answers 503 without it).
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import logging
+import socket
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+from mcp.server.transport_security import (
+    RequestBodyLimitMiddleware,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from groove.errors import ConfigError, GrooveError
+from groove.server.state import ServerState
+
+if TYPE_CHECKING:
+    from groove.config import Config
+    from groove.kb import KnowledgeBase
+
+log = logging.getLogger("groove.server.http")
+
+MAX_BODY_BYTES = 1024 * 1024
+#: Seconds a refused client is asked to wait: sessions free up on DELETE or idle expiry.
+RETRY_AFTER_S = 30
+SESSION_IDLE_TIMEOUT_S = 15 * 60
+
+UI_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_STATIC = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
+
+
+def is_loopback_peer(host: str | None) -> bool:
+    """True for a loopback client address (127/8, ::1, and IPv4-mapped ::ffff:127.x)."""
+    if not host:
+        return False
+    try:
+        addr = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr.is_loopback
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def security_settings(config: Config, host: str, port: int) -> TransportSecuritySettings:
+    """The DNS-rebinding gate: configured allow-lists, else loopback names + the bind address."""
+    http = config.transport.http
+    hosts = http.allowed_hosts
+    if not hosts:
+        hosts = [_host_port(h, port) for h in ("127.0.0.1", "localhost", "::1")]
+        if _host_port(host, port) not in hosts:
+            hosts.append(_host_port(host, port))
+    origins = http.allowed_origins
+    if not origins:
+        origins = [f"http://{_host_port(h, port)}" for h in ("127.0.0.1", "localhost", "::1")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=list(hosts), allowed_origins=list(origins))
+
+
+class _ResponseHeaders:
+    """nosniff everywhere; the SDK's session-cap 503 becomes 429 + Retry-After."""
+
+    def __init__(self, app: ASGIApp, mcp_path: str = "/mcp") -> None:
+        self.app = app
+        self.mcp_path = mcp_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        opening = scope["path"].rstrip("/") == self.mcp_path and not any(
+            k == b"mcp-session-id" for k, _ in scope["headers"])
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() != b"x-content-type-options"]
+                headers.append((b"x-content-type-options", b"nosniff"))
+                if opening and message["status"] == 503:
+                    message = {**message, "status": 429}
+                    headers.append((b"retry-after", str(RETRY_AFTER_S).encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def build_http_app(kb: KnowledgeBase, config: Config, *, state: ServerState | None = None,
+                   host: str | None = None, port: int | None = None) -> Starlette:
+    """The whole HTTP surface as one Starlette app (host/port default to the config's bind)."""
+    from groove.server.mcp import build_mcp_server
+
+    http = config.transport.http
+    host = host or http.host
+    port = port or http.port
+    state = state or ServerState(kb)
+    settings = security_settings(config, host, port)
+    gate = TransportSecurityMiddleware(settings)
+    server = build_mcp_server(kb, state)
+
+    async def admin_refusal(request: Request) -> Response | None:
+        """Loopback peers only, and the same Host/Origin gate as /mcp."""
+        peer = request.client.host if request.client else None
+        if not is_loopback_peer(peer):
+            return PlainTextResponse("this page is only served to loopback clients", 403)
+        return await gate.validate_request(request)
+
+    @server.custom_route("/healthz", methods=["GET"])
+    async def healthz(request: Request) -> Response:
+        if not http.healthz_public and (refused := await admin_refusal(request)):
+            return refused
+        return JSONResponse({"status": "ok"})
+
+    @server.custom_route("/api/admin/status", methods=["GET"])
+    async def admin_status(request: Request) -> Response:
+        if refused := await admin_refusal(request):
+            return refused
+        body = await anyio.to_thread.run_sync(state.status)
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    @server.custom_route("/ui", methods=["GET"])
+    async def ui(request: Request) -> Response:
+        if refused := await admin_refusal(request):
+            return refused
+        return Response(_static_text("ui.html"), media_type="text/html; charset=utf-8",
+                        headers=_ui_headers())
+
+    @server.custom_route("/ui/{name}", methods=["GET"])
+    async def ui_asset(request: Request) -> Response:
+        if refused := await admin_refusal(request):
+            return refused
+        name = request.path_params["name"]
+        if name not in _STATIC:
+            return PlainTextResponse("not found", 404)
+        return Response(_static_text(name), media_type=_STATIC[name], headers=_ui_headers())
+
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        max_request_body_size=MAX_BODY_BYTES,
+        max_sessions=http.max_sessions,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
+        transport_security=settings,
+        host=host,
+    )
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=MAX_BODY_BYTES)
+    app.add_middleware(_ResponseHeaders)
+    app.state.groove = state
+    return app
+
+
+def _ui_headers() -> dict[str, str]:
+    return {"Content-Security-Policy": UI_CSP, "X-Frame-Options": "DENY",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+
+
+def _static_text(name: str) -> str:
+    return resources.files("groove.server").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind the listening socket ourselves, so "port in use" is a clear error at start."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise GrooveError(f"port {port} is in use — is another groove running? "
+                              f"(stop it, or pick another port with --port)") from None
+        raise GrooveError(f"cannot listen on {_host_port(host, port)}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def open_listener(bind: str, i_know: bool) -> tuple[str, int, socket.socket]:
+    """Check and bind ``bind`` ("host:port"): non-loopback needs ``i_know``; busy port fails."""
+    from groove.config import is_loopback_host, parse_bind
+
+    try:
+        host, port = parse_bind(bind)
+    except ValueError as exc:
+        raise ConfigError(f"--bind {bind!r}: {exc}") from None
+    if not is_loopback_host(host) and not i_know:
+        raise ConfigError(
+            f"refusing to listen on non-loopback address {host}: groove has no authentication, "
+            "anyone who reaches the port reads the knowledge base. Pass --i-know to do it anyway.")
+    return host, port, bind_socket(host, port)
+
+
+def serve_http(kb: KnowledgeBase, config: Config, bind: str, i_know: bool, *,
+               state: ServerState | None = None,
+               listener: tuple[str, int, socket.socket] | None = None) -> None:
+    """Listen on ``bind`` ("host:port") until interrupted (``listener``: already bound)."""
+    import uvicorn
+
+    host, port, sock = listener or open_listener(bind, i_know)
+    app = build_http_app(kb, config, state=state, host=host, port=port)
+    log.info("serving MCP on http://%s/mcp (UI: /ui)", _host_port(host, port))
+    uv_config: Any = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+                                    timeout_graceful_shutdown=3)
+    uvicorn.Server(uv_config).run(sockets=[sock])
