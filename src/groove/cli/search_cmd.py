@@ -12,7 +12,7 @@ from groove.cli.options import format_option, kb_options, search_options, search
 from groove.cli.progress import make_reporter
 from groove.kb import KnowledgeBase
 from groove.models import SearchResponse
-from groove.search.request import SearchRequest, validate_request
+from groove.search.request import SearchRequest
 
 
 def render_text(response: SearchResponse) -> str:
@@ -35,6 +35,8 @@ def render_text(response: SearchResponse) -> str:
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
     """Search the knowledge base (builds the index first when there is none)."""
+    from groove.search.request import validate_request
+
     request = validate_request(dataclasses.replace(base_request, query=query))
     kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))
     response = kb.search(request)
