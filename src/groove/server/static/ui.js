@@ -1,0 +1,206 @@
+// groove UI: a status band and a search box. It talks to /mcp like any MCP
+// client (initialize, notifications/initialized, tools/call over Streamable
+// HTTP), so what you see is what an LLM client gets. Document text is only
+// ever inserted with textContent; match_spans are UTF-8 byte offsets.
+"use strict";
+
+const MCP_URL = "/mcp";
+const PROTOCOL_VERSION = "2025-11-25";
+
+const mcp = {
+  sessionId: null,
+  protocolVersion: null,
+  nextId: 1,
+  ready: null,
+
+  headers() {
+    const h = { "Content-Type": "application/json", "Accept": "application/json, text/event-stream" };
+    if (this.sessionId) h["mcp-session-id"] = this.sessionId;
+    if (this.protocolVersion) h["mcp-protocol-version"] = this.protocolVersion;
+    return h;
+  },
+
+  // POST one JSON-RPC message; resolve with the response whose id matches (or null for notifications).
+  async post(message) {
+    const resp = await fetch(MCP_URL, { method: "POST", headers: this.headers(), body: JSON.stringify(message) });
+    const sid = resp.headers.get("mcp-session-id");
+    if (sid) this.sessionId = sid;
+    if (resp.status === 202) return null;
+    if (!resp.ok) {
+      const err = new Error(`HTTP ${resp.status}: ${(await resp.text()).slice(0, 300)}`);
+      err.status = resp.status;
+      throw err;
+    }
+    const type = resp.headers.get("content-type") || "";
+    const messages = type.includes("text/event-stream") ? parseSse(await resp.text()) : [await resp.json()];
+    const found = messages.find((m) => m && m.id === message.id && ("result" in m || "error" in m));
+    if (!found) throw new Error("no response to request " + message.id);
+    if (found.error) throw new Error(found.error.message || "MCP error");
+    return found.result;
+  },
+
+  async request(method, params) {
+    return this.post({ jsonrpc: "2.0", id: this.nextId++, method, params });
+  },
+
+  async connect() {
+    this.sessionId = null;
+    this.protocolVersion = null;
+    const result = await this.request("initialize", {
+      protocolVersion: PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "groove-ui", version: "1" },
+    });
+    this.protocolVersion = result.protocolVersion || PROTOCOL_VERSION;
+    await this.post({ jsonrpc: "2.0", method: "notifications/initialized" });
+  },
+
+  async callTool(name, args) {
+    if (!this.ready) this.ready = this.connect();
+    try {
+      await this.ready;
+    } catch (e) {
+      this.ready = null;
+      throw e;
+    }
+    try {
+      return await this.request("tools/call", { name, arguments: args });
+    } catch (e) {
+      if (e.status !== 404) throw e;
+      this.ready = this.connect(); // session expired: open a new one and retry once
+      await this.ready;
+      return this.request("tools/call", { name, arguments: args });
+    }
+  },
+
+  close() {
+    if (!this.sessionId) return;
+    fetch(MCP_URL, { method: "DELETE", headers: this.headers(), keepalive: true }).catch(() => {});
+    this.sessionId = null;
+  },
+};
+
+// Server-sent events: the data lines of each event, joined, parsed as JSON.
+function parseSse(text) {
+  const out = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    const data = block.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
+    if (!data.length) continue;
+    try { out.push(JSON.parse(data.join("\n"))); } catch (_) { /* keep-alive or partial event */ }
+  }
+  return out;
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function setText(id, value) {
+  document.getElementById(id).textContent = value === undefined || value === null ? "—" : String(value);
+}
+
+function formatUptime(seconds) {
+  const s = Math.floor(seconds || 0);
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h ${m}m` : m ? `${m}m ${s % 60}s` : `${s}s`;
+}
+
+async function refreshStatus() {
+  const band = document.getElementById("status");
+  try {
+    const resp = await fetch("/api/admin/status", { headers: { "Accept": "application/json" } });
+    if (!resp.ok) throw new Error("HTTP " + resp.status);
+    const st = await resp.json();
+    setText("st-version", st.version);
+    setText("st-documents", st.documents);
+    setText("st-chunks", st.chunks);
+    setText("st-model", st.model);
+    setText("st-watcher", st.indexing ? `${st.watcher} (indexing…)` : st.watcher);
+    setText("st-last-indexed", st.last_indexed);
+    setText("st-uptime", formatUptime(st.uptime_s));
+    setText("st-pid", st.pid);
+    band.classList.toggle("error", Boolean(st.error) || st.watcher === "error");
+  } catch (e) {
+    band.classList.add("error");
+    setText("st-watcher", "status unavailable: " + e.message);
+  }
+}
+
+// Split content at the byte spans: [{text, marked}] pieces, decoded back from UTF-8.
+function spanPieces(content, spans) {
+  const bytes = new TextEncoder().encode(content);
+  const decoder = new TextDecoder();
+  const sorted = (spans || []).filter((s) => s.end > s.start).sort((a, b) => a.start - b.start);
+  const pieces = [];
+  let pos = 0;
+  for (const span of sorted) {
+    const start = Math.max(span.start, pos), end = Math.min(span.end, bytes.length);
+    if (start >= end) continue;
+    if (start > pos) pieces.push({ text: decoder.decode(bytes.subarray(pos, start)), marked: false });
+    pieces.push({ text: decoder.decode(bytes.subarray(start, end)), marked: true });
+    pos = end;
+  }
+  if (pos < bytes.length) pieces.push({ text: decoder.decode(bytes.subarray(pos)), marked: false });
+  return pieces;
+}
+
+function renderHit(hit) {
+  const li = el("li", "hit");
+  const head = el("div", "hit-head");
+  head.append(el("span", "hit-score", Number(hit.score).toFixed(4)));
+  head.append(el("span", "hit-path", hit.path));
+  if (hit.heading) head.append(el("span", "hit-heading", hit.heading));
+  const tags = el("span", "hit-tags");
+  for (const t of hit.tags || []) tags.append(el("span", "tag", t));
+  head.append(tags);
+  li.append(head);
+  const pre = el("pre", "hit-content");
+  for (const piece of spanPieces(hit.content || "", hit.match_spans)) {
+    pre.append(piece.marked ? el("mark", null, piece.text) : document.createTextNode(piece.text));
+  }
+  li.append(pre);
+  return li;
+}
+
+function showMessage(text, kind) {
+  const msg = document.getElementById("message");
+  msg.textContent = text;
+  msg.className = kind || "";
+}
+
+async function runSearch(event) {
+  event.preventDefault();
+  const query = document.getElementById("q").value.trim();
+  const limit = parseInt(document.getElementById("limit").value, 10) || 5;
+  const list = document.getElementById("results");
+  if (!query) return;
+  showMessage("Searching…");
+  const started = performance.now();
+  try {
+    const result = await mcp.callTool("search", { query, limit });
+    const text = (result.content || []).map((c) => c.text || "").join("");
+    if (result.isError) {
+      list.replaceChildren();
+      showMessage(text, "error");
+      return;
+    }
+    const data = result.structuredContent || JSON.parse(text);
+    list.replaceChildren(...data.results.map(renderHit));
+    const ms = Math.round(performance.now() - started);
+    if (!data.results.length) showMessage(`No results (${ms} ms): the knowledge base is silent on this.`, "warn");
+    else if (data.low_confidence) showMessage(`${data.results.length} results, low confidence (${ms} ms): no hit stands out.`, "warn");
+    else showMessage(`${data.results.length} results (${ms} ms)`);
+  } catch (e) {
+    showMessage("Search failed: " + e.message, "error");
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.getElementById("search-form").addEventListener("submit", runSearch);
+  refreshStatus();
+  setInterval(refreshStatus, 5000);
+});
+window.addEventListener("pagehide", () => mcp.close());
