@@ -1,0 +1,40 @@
+"""``groove eval``: score the real search pipeline against a golden set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from groove.cli import cli
+from groove.cli.options import format_option, kb_options, search_options, search_overrides
+from groove.kb import KnowledgeBase
+from groove.search.request import SearchRequest
+
+
+@cli.command("eval")
+@click.option("--golden", type=click.Path(path_type=Path), default=None,
+              help="Golden YAML (default <kb>/.groove-eval.yml).")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit 1 when a metric drops beyond [eval] regression_threshold.")
+@click.option("--no-history", is_flag=True, help="Compare with the history but do not record this run.")
+@format_option("text", "json", default="text")
+@kb_options(overrides=search_overrides)
+@search_options
+def eval_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
+                 fail_on_regression: bool, no_history: bool, fmt: str) -> None:
+    """Report recall@k, MRR and nDCG@k, with arrows against the previous compatible run."""
+    from rich.console import Console
+
+    from groove.eval import run_eval
+
+    report = run_eval(kb, base_request, golden_path=golden, record_history=not no_history)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        Console(highlight=False, soft_wrap=True).print(report.render_text(markup=True))
+    if fail_on_regression and report.regressed:
+        raise SystemExit(1)
