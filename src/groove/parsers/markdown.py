@@ -1,0 +1,226 @@
+"""Markdown: YAML frontmatter plus heading-delimited sections (SPEC 3).
+
+Only ATX headings (``#`` .. ``######``) start sections; a ``#`` line inside a
+fenced code block (``` or ~~~, CommonMark closing rules) is code, not a
+heading. A broken frontmatter never costs the document: it is indexed without
+it and the reason lands in ``ParsedDocument.warnings``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from groove.models import ParsedDocument, Section
+from groove.parsers.base import Parser, decode_utf8, path_category_topic, title_from_filename
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+
+#: Nodes a frontmatter may expand to (YAML aliases can make a tiny file huge).
+_MAX_METADATA_NODES = 10_000
+_MAX_METADATA_DEPTH = 32
+
+_KNOWN_KEYS = ("title", "date", "tags", "category", "topic")
+
+
+class MarkdownParser(Parser):
+    id = "md"
+    extensions = ("md", "markdown")
+
+    def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
+        text = decode_utf8(data, rel_path)
+        warnings: list[str] = []
+        front, body = split_frontmatter(text, warnings)
+        sections = split_sections(body)
+        fields = _Frontmatter.read(front, warnings)
+        category, topic = path_category_topic(rel_path)
+        return ParsedDocument(
+            title=fields.title or _first_h1(sections) or title_from_filename(rel_path),
+            sections=sections,
+            metadata=fields.metadata,
+            date=fields.date,
+            tags=fields.tags,
+            tags_invalid=fields.tags_invalid,
+            category=fields.category or category,
+            topic=fields.topic or topic,
+            warnings=warnings,
+        )
+
+
+# --- frontmatter -------------------------------------------------------------------
+def split_frontmatter(text: str, warnings: list[str]) -> tuple[dict[str, Any], str]:
+    """(mapping, body). A block that is not a YAML mapping yields ``{}`` and a warning."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return {}, text
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    if end is None:
+        warnings.append("frontmatter starts with '---' but has no closing '---'; "
+                        "indexed without frontmatter")
+        return {}, text
+    block = "\n".join(lines[1:end])
+    body = "\n".join(lines[end + 1:])
+    try:
+        loaded = yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        warnings.append(f"frontmatter is not valid YAML{where}; indexed without frontmatter")
+        return {}, body
+    except Exception as exc:  # e.g. RecursionError on absurd nesting
+        warnings.append(f"frontmatter could not be read ({type(exc).__name__}); "
+                        "indexed without frontmatter")
+        return {}, body
+    if loaded is None:
+        return {}, body
+    if not isinstance(loaded, dict):
+        warnings.append(f"frontmatter is a YAML {type(loaded).__name__}, not a mapping of "
+                        "key: value; indexed without frontmatter")
+        return {}, body
+    try:
+        return _json_safe(loaded, _Budget(), 0), body
+    except _TooBig:
+        warnings.append(f"frontmatter expands to over {_MAX_METADATA_NODES} values or "
+                        f"{_MAX_METADATA_DEPTH} levels; indexed without frontmatter")
+        return {}, body
+
+
+class _TooBig(Exception):
+    pass
+
+
+@dataclass
+class _Budget:
+    left: int = _MAX_METADATA_NODES
+
+
+def _json_safe(value: Any, budget: _Budget, depth: int) -> Any:
+    """Plain JSON types only: dates become ISO strings, keys become strings."""
+    budget.left -= 1
+    if budget.left < 0 or depth > _MAX_METADATA_DEPTH:
+        raise _TooBig
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dt.date):  # datetime is a date too
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v, budget, depth + 1) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted((_json_safe(v, budget, depth + 1) for v in value), key=str)
+    if isinstance(value, list | tuple):
+        return [_json_safe(v, budget, depth + 1) for v in value]
+    return str(value)
+
+
+@dataclass
+class _Frontmatter:
+    title: str | None = None
+    date: str | None = None
+    tags: list[str] = field(default_factory=list)
+    tags_invalid: bool = False
+    category: str | None = None
+    topic: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, front: dict[str, Any], warnings: list[str]) -> _Frontmatter:
+        tags, tags_invalid = _tags(front.get("tags"))
+        if tags_invalid:
+            warnings.append(f"frontmatter 'tags' is a {type(front['tags']).__name__}; "
+                            "expected a list or a comma-separated string")
+        return cls(
+            title=_scalar_text(front, "title", warnings),
+            date=_scalar_text(front, "date", warnings),
+            tags=tags,
+            tags_invalid=tags_invalid,
+            category=_scalar_text(front, "category", warnings),
+            topic=_scalar_text(front, "topic", warnings),
+            metadata={k: v for k, v in front.items() if k not in _KNOWN_KEYS},
+        )
+
+
+def _scalar_text(front: dict[str, Any], key: str, warnings: list[str]) -> str | None:
+    """A known field as text (dates are already ISO strings); containers are ignored."""
+    value = front.get(key)
+    if value is None or isinstance(value, bool):
+        return None if value is None else str(value).lower()
+    if isinstance(value, dict | list):
+        warnings.append(f"frontmatter {key!r} is a {type(value).__name__}, expected a single "
+                        "value; ignored")
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _tags(value: Any) -> tuple[list[str], bool]:
+    """(tags, invalid). A list of scalars or a comma string; anything else is invalid."""
+    if value is None:
+        return [], False
+    if isinstance(value, str):
+        items: list[Any] = value.split(",")
+    elif isinstance(value, list) and not any(isinstance(v, dict | list) for v in value):
+        items = [v for v in value if v is not None]
+    else:
+        return [], True
+    cleaned = (str(v).strip() for v in items)
+    return list(dict.fromkeys(t for t in cleaned if t)), False
+
+
+# --- sections ------------------------------------------------------------------------
+def split_sections(body: str) -> list[Section]:
+    """Sections at ATX headings outside fenced code; a non-blank preamble comes first."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    heading: str | None = None
+    level: int | None = None
+    ancestry: tuple[str, ...] = ()
+    lines: list[str] = []
+    fence: tuple[str, int] | None = None  # (char, length) of the open fence
+
+    def flush() -> None:
+        text = "\n".join(lines)
+        if heading is not None or text.strip():
+            sections.append(Section(heading=heading, level=level, body=text, ancestry=ancestry))
+
+    for line in body.split("\n"):
+        if fence is not None:
+            close = _FENCE_CLOSE.match(line)
+            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= fence[1]:
+                fence = None
+            lines.append(line)
+            continue
+        opened = _FENCE_OPEN.match(line)
+        if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+            fence = (opened.group(1)[0], len(opened.group(1)))
+            lines.append(line)
+            continue
+        match = _HEADING.match(line)
+        if match is None:
+            lines.append(line)
+            continue
+        flush()
+        level = len(match.group(1))
+        heading = _CLOSING_HASHES.sub("", match.group(2).strip()).strip()
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        ancestry = tuple(h for _, h in stack)
+        stack.append((level, heading))
+        lines = []
+    flush()
+    return sections
+
+
+def _first_h1(sections: list[Section]) -> str | None:
+    return next((s.heading for s in sections if s.level == 1 and s.heading), None)
