@@ -141,14 +141,14 @@ def _parse_entry(entry: Any, index: int, source: str) -> GoldenQuery:
     where = f"{source}: queries[{index}]"
     if not isinstance(entry, dict):
         raise GoldenError(f"{where}: must be a mapping with `query` and `expected`")
-    unknown = sorted(set(entry) - {"id", "query", "expected"})
-    if unknown:
-        raise GoldenError(f"{where}: unknown field(s) {unknown}; accepted: id, query, expected")
     raw_id = entry.get("id", index + 1)
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or str(raw_id).strip() == "":
         raise GoldenError(f"{where}: field `id` must be a non-empty string or an integer")
     qid = str(raw_id)
     where = f"{source}: queries[{index}] (id {qid!r})"
+    unknown = sorted(set(entry) - {"id", "query", "expected"})
+    if unknown:
+        raise GoldenError(f"{where}: unknown field(s) {unknown}; accepted: id, query, expected")
     query = entry.get("query")
     if not isinstance(query, str) or not query.strip():
         raise GoldenError(f"{where}: field `query` must be a non-empty string")
