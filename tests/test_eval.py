@@ -236,6 +236,17 @@ def test_within_threshold_mark_is_dim_with_markup(tmp_path):
     assert "[dim]" not in report.render_text()
 
 
+def test_markup_output_escapes_user_text(tmp_path):
+    from rich.console import Console
+
+    golden = GOLDEN.replace("query: first question", "query: '[bold] first question'")
+    kb = _kb(tmp_path, *GOOD, golden=golden)
+    kb.rankings["[bold] first question"] = [("c.md", None), ("a.md", None)]
+    console = Console(record=True, width=200)
+    console.print(run_eval(kb).render_text(markup=True))
+    assert "[one] [bold] first question" in console.export_text()
+
+
 def test_fingerprint_changes_with_model_fusion_golden_and_overrides(tmp_path):
     config = load_config(kb_path=tmp_path, cwd=tmp_path)
     base = fingerprint_hash(build_fingerprint(config, SearchRequest(query=""), "g1"))

@@ -303,13 +303,18 @@ class EvalReport:
         }
 
     def render_text(self, *, markup: bool = False, details: bool = True) -> str:
-        """Plain text; ``markup=True`` wraps the within-threshold mark in rich ``[dim]``."""
-        lines = [f"Golden: {self.golden_path} ({len(self.queries)} queries)"]
+        """Plain text for stdout; warnings are not repeated here (they went to stderr).
+
+        ``markup=True`` produces rich markup: the within-threshold mark is
+        ``[dim]`` and every piece of user text (paths, queries) is escaped.
+        """
+        esc = _rich_escape if markup else str
+        lines = [f"Golden: {esc(self.golden_path)} ({len(self.queries)} queries)"]
         if self.previous is None:
             lines.append("Compared with: no previous run with this fingerprint")
         else:
             note = "" if self.previous.get("corpus_digest") == self.corpus_digest else " (corpus changed since)"
-            lines.append(f"Compared with: run of {self.previous.get('timestamp')}{note}")
+            lines.append(f"Compared with: run of {esc(str(self.previous.get('timestamp')))}{note}")
         width = max(len(name) for name in self.metrics)
         for name, value in self.metrics.items():
             line = f"  {name.ljust(width)}  {value:.3f}"
@@ -330,10 +335,14 @@ class EvalReport:
                     f"{e.path}{'#' + e.heading if e.heading else ''} -> {r if r else 'missed'}"
                     for e, r in zip(q.expected, q.ranks, strict=True)
                 )
-                lines.append(f"  [{q.id}] {q.query}  ({found})")
-        for warning in self.warnings:
-            lines.append(f"warning: {warning}")
+                lines.append(esc(f"  [{q.id}] {q.query}  ({found})"))
         return "\n".join(lines)
+
+
+def _rich_escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def run_eval(
