@@ -21,7 +21,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,34 +112,7 @@ class FastEmbedEmbedder(Embedder):
             raise self._error(f"cannot create the cache directory ({exc})") from exc
         if self.spec.custom:
             _register_custom(TextEmbedding, self.spec)
-        try:
-            with _quiet_fastembed():
-                return self._from_cache(TextEmbedding)
-        except Exception as exc:  # fastembed raises bare ValueError / onnxruntime errors
-            cached_error = exc
-        if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in _OFFLINE_VALUES:
-            raise self._error(f"it is not in the cache and HF_HUB_OFFLINE is set ({cached_error})")
-        log.info("model %s is not cached in %s; downloading it once", self.model_id, self.cache_dir)
-        try:
-            self._download_once(TextEmbedding)
-            return self._from_cache(TextEmbedding)
-        except Exception as exc:
-            raise self._error(f"download failed ({type(exc).__name__}: {exc})") from exc
-
-    def _from_cache(self, text_embedding: Any) -> Any:
-        return text_embedding(self.spec.name, cache_dir=str(self.cache_dir), local_files_only=True)
-
-    def _download_once(self, text_embedding: Any) -> None:
-        """One attempt with fastembed's HF downloader (no retry sleeps), same files as it fetches."""
-        desc = _description(text_embedding, self.spec.name)
-        hf_repo = (desc.get("sources") or {}).get("hf")
-        if not hf_repo:
-            raise ModelLoadError(f"fastembed knows no Hugging Face source for {self.spec.name}")
-        text_embedding.download_files_from_huggingface(
-            hf_repo,
-            cache_dir=str(self.cache_dir),
-            extra_patterns=[desc["model_file"], *desc.get("additional_files", [])],
-        )
+        return load_fastembed_model(TextEmbedding, self.spec.name, self.cache_dir, self._error)
 
     def _error(self, reason: str) -> ModelLoadError:
         return ModelLoadError(
@@ -166,6 +139,38 @@ class FastEmbedEmbedder(Embedder):
 
     def token_count(self, text: str) -> int:
         return max(1, int(self._model.token_count(self.spec.passage_prefix + text)))
+
+
+def load_fastembed_model(model_cls: Any, name: str, cache_dir: Path,
+                         error: Callable[[str], Exception]) -> Any:
+    """Load ``name`` from ``cache_dir``; if absent, download it ONCE and load again.
+
+    fastembed's own loader retries with sleeps (~40 s with no network); this
+    probes the cache first, then makes a single download attempt, so a user
+    without network gets ``error(reason)`` at once. Shared by the embedder and
+    the reranker (both are fastembed model classes).
+    """
+    try:
+        with _quiet_fastembed():
+            return model_cls(name, cache_dir=str(cache_dir), local_files_only=True)
+    except Exception as exc:  # fastembed raises bare ValueError / onnxruntime errors
+        cached_error = exc
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in _OFFLINE_VALUES:
+        raise error(f"it is not in the cache and HF_HUB_OFFLINE is set ({cached_error})")
+    log.info("model %s is not cached in %s; downloading it once", name, cache_dir)
+    try:
+        desc = _description(model_cls, name)
+        hf_repo = (desc.get("sources") or {}).get("hf")
+        if not hf_repo:
+            raise ModelLoadError(f"fastembed knows no Hugging Face source for {name}")
+        model_cls.download_files_from_huggingface(
+            hf_repo, cache_dir=str(cache_dir),
+            extra_patterns=[desc["model_file"], *desc.get("additional_files", [])],
+        )
+        with _quiet_fastembed():
+            return model_cls(name, cache_dir=str(cache_dir), local_files_only=True)
+    except Exception as exc:
+        raise error(f"download failed ({type(exc).__name__}: {exc})") from exc
 
 
 def _description(text_embedding: Any, name: str) -> dict[str, Any]:

@@ -1,0 +1,83 @@
+"""The two retrieval legs: dense (cosine over the resident matrix) and FTS5 bm25.
+
+Both legs see the same allowed set — filters AND exclusions — before their
+cut to N, so a restrictive filter still fills ``limit`` and an excluded term
+can never come back through the other leg.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from groove.config import Config
+from groove.embedders.base import Embedder
+from groove.search.query import ParsedQuery
+from groove.search.vectors import VectorIndex
+from groove.store.base import Store
+
+
+@dataclass(frozen=True)
+class Candidates:
+    vector: list[tuple[int, float]]  # (chunk_id, cosine), best first
+    fts: list[tuple[int, float]]  # (chunk_id, bm25 — lower is better), best first
+
+
+def candidate_count(limit: int) -> int:
+    """N = max(50, limit × 5)."""
+    return max(50, limit * 5)
+
+
+def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
+                 parsed: ParsedQuery) -> np.ndarray:
+    """The filter mask minus every chunk whose heading or content holds an exclusion."""
+    if not parsed.exclusions:
+        return base_mask
+    excluded = store.chunk_ids_containing(list(parsed.exclusions))
+    if not excluded:
+        return base_mask
+    mask = base_mask.copy()
+    for chunk_id in excluded:
+        pos = vectors.position.get(chunk_id)
+        if pos is not None:
+            mask[pos] = False
+    return mask
+
+
+def vector_leg(embedder: Embedder, vectors: VectorIndex, parsed: ParsedQuery,
+               allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
+    text = parsed.positive_text.strip() or parsed.raw.strip()
+    query_vec = embedder.embed_query(text)
+    return vectors.top_n(query_vec, n, allowed)
+
+
+def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQuery,
+            allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
+    expression = parsed.fts_expression
+    if expression is None:
+        return []
+    fusion = config.search.fusion
+    weights = (fusion.bm25_heading_weight, fusion.bm25_context_weight, fusion.bm25_content_weight)
+    # Only disallowed rows can push allowed ones past position N, so asking
+    # SQLite for N + (#disallowed) rows is exact and lets it stop early.
+    disallowed = len(allowed) - int(allowed.sum())
+    rows = store.fts_search(expression, weights, limit=n + disallowed)
+    out = []
+    for chunk_id, score in rows:
+        pos = vectors.position.get(chunk_id)
+        if pos is not None and allowed[pos]:
+            out.append((chunk_id, score))
+            if len(out) == n:
+                break
+    return out
+
+
+def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,
+           parsed: ParsedQuery, base_mask: np.ndarray, limit: int) -> Candidates:
+    n = candidate_count(limit)
+    allowed = allowed_mask(store, vectors, base_mask, parsed)
+    return Candidates(
+        vector=vector_leg(embedder, vectors, parsed, allowed, n),
+        fts=fts_leg(store, config, vectors, parsed, allowed, n),
+    )

@@ -1,0 +1,117 @@
+"""Search filters (SPEC §5), applied to candidates *before* the cut to N.
+
+A :class:`ChunkFilter` is built once per request and then asked about chunk
+metadata rows; the vector index turns it into a boolean mask (cached per
+index generation), so a restrictive filter still yields up to ``limit`` hits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pathspec
+
+from groove.config import Config
+from groove.models import ChunkRow
+from groove.search.request import SearchRequest
+
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    category: str | None = None
+    topic: str | None = None
+    includes: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    tags_any: frozenset[str] = frozenset()
+    tags_all: frozenset[str] = frozenset()
+    date_from: str | None = None
+    date_to: str | None = None
+    min_quality: float = 0.0
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """Hashable identity, used to cache the mask per index generation."""
+        return (self.category, self.topic, self.includes, self.excludes,
+                tuple(sorted(self.tags_any)), tuple(sorted(self.tags_all)),
+                self.date_from, self.date_to, self.min_quality)
+
+    def applies(self, row: ChunkRow) -> bool:
+        """True when the chunk passes every filter (they combine with AND)."""
+        if self.category is not None and row.category != self.category:
+            return False
+        if self.topic is not None and row.topic != self.topic:
+            return False
+        if (self.includes or self.excludes) and not self._path_passes(row.path):
+            return False
+        if self.tags_any and not self.tags_any.intersection(row.tags):
+            return False
+        if self.tags_all and not self.tags_all.issubset(row.tags):
+            return False
+        if self.date_from is not None or self.date_to is not None:
+            if row.date is None:
+                return False
+            if self.date_from is not None and row.date < self.date_from:
+                return False
+            if self.date_to is not None and row.date > self.date_to:
+                return False
+        return row.binary_format or row.quality >= self.min_quality
+
+    def _path_passes(self, path: str) -> bool:
+        include_ok = not self.includes or _spec(self.includes).match_file(path)
+        return include_ok and not (self.excludes and _spec(self.excludes).match_file(path))
+
+
+_SPECS: dict[tuple[str, ...], pathspec.PathSpec] = {}
+
+
+def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    spec = _SPECS.get(patterns)
+    if spec is None:
+        if len(_SPECS) > 256:
+            _SPECS.clear()
+        spec = _SPECS[patterns] = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    return spec
+
+
+def effective_min_quality(request: SearchRequest, config: Config) -> float:
+    """The quality floor: the per-call value, else the configured filter, else none."""
+    if request.include_low_quality:
+        return 0.0
+    if request.min_quality is not None:
+        return request.min_quality
+    qf = config.quality_filter
+    return qf.threshold if qf.enabled else 0.0
+
+
+def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
+    globs = request.path_globs or []
+    return ChunkFilter(
+        category=request.category,
+        topic=request.topic,
+        includes=tuple(g for g in globs if not g.startswith("!")),
+        excludes=tuple(g[1:] for g in globs if g.startswith("!")),
+        tags_any=frozenset(request.tags_any or ()),
+        tags_all=frozenset(request.tags_all or ()),
+        date_from=request.date_from,
+        date_to=request.date_to,
+        min_quality=effective_min_quality(request, config),
+    )
+
+
+def filter_applied(request: SearchRequest) -> dict[str, Any]:
+    """The echo of filters that had an effect: non-empty lists and given scalars."""
+    out: dict[str, Any] = {}
+    for name in ("category", "topic", "date_from", "date_to", "min_quality"):
+        value = getattr(request, name)
+        if value is not None:
+            out[name] = value
+    for name in ("path_globs", "tags_any", "tags_all"):
+        value = getattr(request, name)
+        if value:
+            out[name] = list(value)
+    if request.include_low_quality:
+        out["include_low_quality"] = True
+    if request.min_confidence_ratio is not None:
+        out["min_confidence_ratio"] = request.min_confidence_ratio
+    return out
