@@ -1,0 +1,98 @@
+"""MCP over stdio: the SDK's stdio client spawning `python -m groove serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from typing import Any
+
+from _helpers import SECRET, groove_cmd
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+
+def params(server_kb, *extra: str) -> StdioServerParameters:
+    cmd = groove_cmd("serve", "--config", str(server_kb.config), "--no-watch", *extra)
+    return StdioServerParameters(command=cmd[0], args=cmd[1:])
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_every_tool_prompt_and_resource_over_stdio(server_kb):
+    async def go() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(params(server_kb)) as client:
+            out["tools"] = {t.name for t in (await client.list_tools()).tools}
+            out["prompts"] = {p.name for p in (await client.list_prompts()).prompts}
+            out["resources"] = {str(r.uri) for r in (await client.list_resources()).resources}
+            calls = {
+                "search": {"query": "self-test workbench"},
+                "get_document": {"path": "guides/rust/async.md"},
+                "list_topics": {},
+                "get_connection_graph": {"start": "guides/rust/async.md", "depth": 1},
+                "get_best_practice": {"target": "logging", "category": "Destinations"},
+                "rebuild_index": {},
+            }
+            out["calls"] = {name: await client.call_tool(name, args) for name, args in calls.items()}
+            out["prompt_texts"] = [
+                (await client.get_prompt(name, args)).messages[0].content.text
+                for name, args in (("summarize_topic", {"topic": "setup"}),
+                                   ("deep_dive", {"question": "q"}), ("whats_new", {}),
+                                   ("find_gaps", {"topic": "rust"}))]
+            out["topic"] = (await client.read_resource("kb://topic/guides/rust")).contents[0].text
+            out["doc"] = (await client.read_resource("kb://doc/README.md")).contents[0].text
+            out["bad_tool"] = await client.call_tool("get_document", {"path": "../outside/secret.md"})
+            try:
+                await client.read_resource("kb://doc/%2e%2e%2foutside%2fsecret.md")
+                out["bad_uri"] = None
+            except MCPError as exc:
+                out["bad_uri"] = str(exc)
+            out["after"] = await client.call_tool("list_topics", {})
+        return out
+
+    out = asyncio.run(go())
+    assert len(out["tools"]) == 6 and len(out["prompts"]) == 4
+    assert "kb://topic/guides/rust" in out["resources"]
+    for name, result in out["calls"].items():
+        assert not result.is_error, (name, text_of(result))
+    hits = out["calls"]["search"].structured_content["results"]
+    assert hits[0]["path"] == "guides/setup.md" and hits[0]["uri"] == "kb://doc/guides/setup.md"
+    assert "Tokio" in out["calls"]["get_document"].structured_content["text"]
+    assert out["calls"]["get_best_practice"].structured_content["text"].startswith("## Destinations")
+    assert all("cite" in t for t in out["prompt_texts"])
+    assert "kb://doc/guides/rust/async.md" in out["topic"]
+    assert "Top-level overview" in out["doc"]
+    assert out["bad_tool"].is_error and SECRET not in text_of(out["bad_tool"])
+    assert out["bad_uri"] and SECRET not in out["bad_uri"]
+    assert not out["after"].is_error, "still serving after bad requests"
+
+
+def test_stdout_carries_only_mcp_frames(server_kb):
+    """Raw pipe: every stdout line is a JSON-RPC message; logs went to stderr."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "executor"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "get_document", "arguments": {"path": "/etc/passwd"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "rebuild_index", "arguments": {"force": False}}},
+    ]
+    stdin = "".join(json.dumps(m) + "\n" for m in messages)
+    env_cmd = groove_cmd("serve", "--config", str(server_kb.config))  # watcher on: it logs too
+    proc = subprocess.run(env_cmd, input=stdin, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "GROOVE_LOG": "debug"})
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    frames = [json.loads(ln) for ln in lines]  # raises if anything else was printed
+    assert all(f.get("jsonrpc") == "2.0" for f in frames)
+    by_id = {f["id"]: f for f in frames if "id" in f}
+    assert set(by_id) >= {1, 2, 3, 4}
+    assert by_id[2]["result"]["isError"] is False
+    assert by_id[3]["result"]["isError"] is True
+    assert proc.stderr.strip(), "logs belong on stderr"
