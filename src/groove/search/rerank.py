@@ -62,49 +62,6 @@ class FastEmbedScorer:
             f"model_cache_dir / FASTEMBED_CACHE_DIR at a pre-seeded cache."
         )
 
-    def score(self, query: str, texts: list[str]) -> list[float]: ...
-
-
-class FastEmbedScorer:
-    """fastembed's ``TextCrossEncoder``, loaded from the cache or downloaded once."""
-
-    def __init__(self, reranker_id: str, cache_dir: Path | None = None) -> None:
-        if reranker_id not in RERANKER_MODELS:
-            raise ModelLoadError(
-                f"reranker {reranker_id!r} is unknown; accepted: {', '.join(RERANKER_MODELS)}")
-        self.reranker_id = reranker_id
-        self.model_name = RERANKER_MODELS[reranker_id]
-        from groove.embedders.fastembed import default_cache_dir
-
-        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
-        self._model = self._load()
-
-    def _load(self):
-        log.info("loading reranker %s (%s) from cache dir %s", self.reranker_id, self.model_name,
-                 self.cache_dir)
-        try:
-            from fastembed.rerank.cross_encoder import TextCrossEncoder
-        except ImportError as exc:
-            raise ModelLoadError(
-                f"reranker {self.reranker_id} needs fastembed: pip install 'groove[fastembed]'"
-            ) from exc
-        last_error: Exception | None = None
-        for local_only in (True, False):
-            if not local_only and os.environ.get("HF_HUB_OFFLINE"):
-                break
-            try:
-                return TextCrossEncoder(self.model_name, cache_dir=str(self.cache_dir),
-                                        local_files_only=local_only)
-            except Exception as exc:  # fastembed raises ValueError/OSError variants
-                last_error = exc
-                if not local_only:
-                    break
-        raise ModelLoadError(
-            f"could not load reranker {self.reranker_id} ({self.model_name}) into {self.cache_dir}: "
-            f"{last_error}. Download it on a machine with network access and copy the model folder "
-            f"into {self.cache_dir}, or set model_cache_dir / FASTEMBED_CACHE_DIR to a pre-seeded cache."
-        )
-
     def score(self, query: str, texts: list[str]) -> list[float]:
         return [float(s) for s in self._model.rerank(query, texts)]
 
