@@ -13,7 +13,8 @@ _register_commands()
 
 NOTES = {
     "a/first.md": "# First\n\n## Tokio\n\nUse tokio::spawn for async tasks that run concurrently.\n",
-    "b/second.md": "# Second\n\n## お茶\n\n煎茶はお湯を少し冷ましてから淹れると甘みが出る。\n",
+    "b/second.md": ("# Second\n\n## お茶\n\n煎茶はお湯を少し冷ましてから淹れると甘みが出る。\n"
+                    "二煎目は蒸らし時間を短くして、少し熱めのお湯を使うとよい。\n"),
 }
 
 
