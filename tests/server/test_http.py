@@ -152,7 +152,7 @@ def test_rebuild_index_runs_one_at_a_time(http_server):
     refused = [r for r in results if r.is_error]
     assert len(ok) == 1 and len(refused) == 1, [text_of(r) for r in results]
     assert "already running (for " in text_of(refused[0])
-    assert ok[0].structured_content["indexed"] + ok[0].structured_content["updated"] >= 5
+    assert ok[0].structured_content["indexed"] + ok[0].structured_content["updated"] >= 6
     assert not run(call(http_server.mcp_url, "rebuild_index", {})).is_error
 
 
@@ -307,7 +307,7 @@ def test_nosniff_everywhere_csp_on_ui(http_server):
 
 def test_admin_status_json(http_server):
     status = httpx.get(http_server.base + "/api/admin/status").json()
-    assert status["documents"] == 5
+    assert status["documents"] == 6
     assert status["chunks"] >= 5
     assert status["watcher"] in ("watching", "off")
     assert isinstance(status["indexing"], bool) and isinstance(status["pid"], int)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import queue
 import subprocess
+import threading
+import time
 from typing import Any
 
 from _helpers import SECRET, groove_cmd
@@ -84,15 +88,35 @@ def test_stdout_carries_only_mcp_frames(server_kb):
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "rebuild_index", "arguments": {"force": False}}},
     ]
-    stdin = "".join(json.dumps(m) + "\n" for m in messages)
-    env_cmd = groove_cmd("serve", "--config", str(server_kb.config))  # watcher on: it logs too
-    proc = subprocess.run(env_cmd, input=stdin, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "GROOVE_LOG": "debug"})
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    frames = [json.loads(ln) for ln in lines]  # raises if anything else was printed
+    proc = subprocess.Popen(groove_cmd("serve", "--config", str(server_kb.config)),  # watcher on
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "GROOVE_LOG": "debug"})
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()
+    err_lines: list[str] = []
+    threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True).start()
+    for message in messages:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+    frames, deadline = [], time.monotonic() + 60
+    try:
+        while {f.get("id") for f in frames} < {1, 2, 3, 4} and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if line.strip():
+                frames.append(json.loads(line))  # raises if anything else was printed
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    while not lines.empty():
+        line = lines.get()
+        if line.strip():
+            frames.append(json.loads(line))
     assert all(f.get("jsonrpc") == "2.0" for f in frames)
     by_id = {f["id"]: f for f in frames if "id" in f}
     assert set(by_id) >= {1, 2, 3, 4}
     assert by_id[2]["result"]["isError"] is False
     assert by_id[3]["result"]["isError"] is True
-    assert proc.stderr.strip(), "logs belong on stderr"
+    assert "".join(err_lines).strip(), "logs belong on stderr"

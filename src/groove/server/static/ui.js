@@ -177,6 +177,7 @@ async function runSearch(event) {
   const limit = parseInt(document.getElementById("limit").value, 10) || 5;
   const list = document.getElementById("results");
   if (!query) return;
+  list.dataset.state = "busy";
   showMessage("Searching…");
   const started = performance.now();
   try {
@@ -195,6 +196,9 @@ async function runSearch(event) {
     else showMessage(`${data.results.length} results (${ms} ms)`);
   } catch (e) {
     showMessage("Search failed: " + e.message, "error");
+  } finally {
+    list.dataset.query = query; // lets a test (or a person's script) tell the search finished
+    list.dataset.state = "done";
   }
 }
 

@@ -1,0 +1,93 @@
+"""The /ui page in headless Chromium: status band, search through /mcp, safe rendering."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                                reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, http_server) -> Iterator:
+    context = browser.new_context()
+    page = context.new_page()
+    page.external_requests = []  # type: ignore[attr-defined]
+    page.console_errors = []  # type: ignore[attr-defined]
+    page.on("request", lambda r: None if r.url.startswith(http_server.base)
+            else page.external_requests.append(r.url))
+    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+    page.goto(http_server.base + "/ui")
+    yield page
+    context.close()
+
+
+def search(page, query: str) -> None:
+    page.fill("#q", query)
+    page.click("button[type=submit]")
+    page.wait_for_function(
+        "q => { const r = document.getElementById('results');"
+        " return r.dataset.state === 'done' && r.dataset.query === q; }", arg=query, timeout=30_000)
+
+
+def test_status_band_shows_the_server(page):
+    page.wait_for_function("document.getElementById('st-documents').textContent === '6'",
+                           timeout=10_000)
+    for field in ("version", "chunks", "model", "watcher", "last-indexed", "uptime", "pid"):
+        text = page.text_content(f"#st-{field}")
+        assert text and text not in ("…", "—"), field
+    assert page.text_content("#st-version") == "0.1.0"
+    assert page.text_content("#st-watcher").startswith(("watching", "off"))
+
+
+def test_search_shows_hits_with_highlighted_spans(page):
+    search(page, "bootstrap script")
+    assert page.locator("#results .hit").count() >= 1
+    first = page.locator("#results .hit").first
+    assert first.locator(".hit-path").text_content() == "guides/setup.md"
+    assert first.locator(".hit-score").text_content()
+    tags = first.locator(".tag").all_text_contents()
+    assert tags == ["install", "onboarding"]
+    marks = first.locator("mark").all_text_contents()
+    assert marks and all(m.lower() in ("bootstrap", "script", "bootstrap script") for m in marks)
+    assert page.external_requests == []
+
+
+def test_multibyte_content_highlights_by_byte_offsets(page):
+    search(page, "quetzalcoatlite")
+    hit = page.locator("#results .hit").first
+    assert hit.locator(".hit-path").text_content() == "notes/unicode.md"
+    assert hit.locator("mark").all_text_contents() == ["quetzalcoatlite"]
+    assert "東京 precede the quetzalcoatlite mineral" in hit.locator(".hit-content").text_content()
+
+
+def test_document_markup_renders_as_text(page):
+    search(page, "zanzibarite")
+    content = page.locator("#results .hit .hit-content").first.text_content()
+    assert "<script>window.__grooveXss = 1</script>" in content
+    assert '<img src=x onerror="window.__grooveXss = 2">' in content
+    assert page.evaluate("window.__grooveXss") is None
+    assert page.locator("#results script, #results img").count() == 0
+
+
+def test_session_survives_many_searches(page):
+    for query in ("executor", "cancellation drop", "logging levels"):
+        search(page, query)
+    assert "results" in page.text_content("#message")
+    assert page.console_errors == []
