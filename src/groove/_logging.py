@@ -25,4 +25,3 @@ def configure_logging(level: str | None = None) -> None:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         handler._groove = True  # type: ignore[attr-defined]
         root.addHandler(handler)
-    root.propagate = False

@@ -22,10 +22,7 @@ def render_text(response: SearchResponse) -> str:
         blocks.append(
             f"path: {hit.path}\nheading: {hit.heading or ''}\nscore: {hit.score:.4f}\n\n{hit.content}"
         )
-    text = "\n---\n".join(blocks)
-    if response.low_confidence:
-        text = "(low confidence: no hit stands out)\n\n" + text
-    return text
+    return "\n---\n".join(blocks)
 
 
 @cli.command("search")
@@ -43,4 +40,6 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     if fmt == "json":
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
     else:
+        if response.low_confidence:
+            click.echo("note: low confidence: no hit stands out from the rest", err=True)
         click.echo(render_text(response))
