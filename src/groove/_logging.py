@@ -25,3 +25,6 @@ def configure_logging(level: str | None = None) -> None:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         handler._groove = True  # type: ignore[attr-defined]
         root.addHandler(handler)
+    # Our handler is the one that prints; the MCP SDK installs its own on the
+    # root logger, and propagating would print every line twice.
+    root.propagate = False
