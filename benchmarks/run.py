@@ -1,0 +1,237 @@
+"""groove benchmarks (SPEC section 12): ``python benchmarks/run.py [--quick] --out FILE``.
+
+Writes one JSON object to FILE and prints it. What is measured and how:
+
+* KBs of 1k and 10k chunks are indexed with the real default model; 40k, 50k
+  and 200k chunks hold deterministic random unit vectors (real parsing,
+  chunking and FTS rows) -- see ``embedding_source`` in the output. Every KB
+  is cached under ``benchmarks/.cache/`` (see kbcache.py for the key); the
+  cold-index figures come from the run that built the 10k KB and say so.
+* Search latency, KNN, graph expansion and memory are measured per size in a
+  child process (measure.py), so ``peak_rss_mb`` (VmHWM) is per size.
+* ``index_noop_s``: a fresh process runs ``KnowledgeBase.index()`` over the
+  unchanged 10k corpus (model load included, as the CLI pays it).
+* ``cli_search_s``: wall time of ``groove search`` as a new process, 10k.
+* ``http_search_p50_ms``: ``groove serve --transport http`` as a subprocess,
+  the ``search`` tool called 50 times through the official MCP client.
+
+``--quick`` skips the 200k KB and uses fewer repetitions; on a warm cache it
+takes a few minutes. ``--profile`` also writes cProfile reports of the search
+loop at 10k and 50k to ``benchmarks/.cache/profile-<size>.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from kbcache import CACHE, CachedKB, ensure_kb  # noqa: E402
+from measure import HTTP_QUERY  # noqa: E402
+
+SIZES = [("1k", 1_000, "model"), ("10k", 10_000, "model"), ("50k", 50_000, "random"),
+         ("200k", 200_000, "random")]
+FTS_SIZE = ("40k", 40_000, "random")
+TARGETS = {
+    "search_p50_ms_10k": 25.0, "search_p95_ms_10k": 60.0, "cli_search_s": 1.0,
+    "index_noop_s": 3.0, "knn_ms_50k": 10.0, "index_memory_ratio": 2.0,
+}
+CLI_QUERY = "how does the connection pool handle concurrent writes"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def child(kind: str, kb: CachedKB, *extra: str, timeout: float = 1800) -> dict[str, Any]:
+    cmd = [sys.executable, str(HERE / "measure.py"), kind, str(kb.path), *extra]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=kb.path)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def groove_cmd() -> list[str]:
+    exe = shutil.which("groove")
+    return [exe] if exe else [sys.executable, "-m", "groove"]
+
+
+def cli_search(kb: CachedKB, runs: int) -> dict[str, Any]:
+    """One-shot ``groove search`` wall time (process start, imports, model, query)."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run([*groove_cmd(), "search", CLI_QUERY, "--kb-path", str(kb.path)],
+                              capture_output=True, text=True, cwd=kb.path, timeout=120)
+        times.append(time.perf_counter() - t0)
+        if done.returncode != 0:
+            raise RuntimeError(f"groove search failed: {done.stderr[-2000:]}")
+        json.loads(done.stdout)
+    return {"cli_search_s": round(statistics.median(times), 3),
+            "cli_search_min_s": round(min(times), 3), "cli_search_runs": runs}
+
+
+def cli_index_noop(kb: CachedKB) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run([*groove_cmd(), "index", "--quiet", "--kb-path", str(kb.path)],
+                          capture_output=True, text=True, cwd=kb.path, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"groove index failed: {done.stderr[-2000:]}")
+    return round(time.perf_counter() - t0, 3)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:
+    """Median of ``calls`` MCP ``search`` tool calls over Streamable HTTP (one session)."""
+    import anyio
+    import httpx
+
+    port = free_port()
+    cmd = [*groove_cmd(), "serve", "--transport", "http", "--port", str(port),
+           "--kb-path", str(kb.path), "--no-watch"]
+    server = subprocess.Popen(cmd, cwd=kb.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None:
+                return {"http_search_p50_ms": None,
+                        "http_error": f"server exited {server.returncode}: "
+                                      f"{server.stderr.read().decode()[-1500:]}"}
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                return {"http_search_p50_ms": None, "http_error": "server not healthy within 60 s"}
+            time.sleep(0.2)
+        times = anyio.run(_mcp_calls, f"http://127.0.0.1:{port}/mcp", calls)
+        return {"http_search_p50_ms": round(statistics.median(times) * 1000, 3),
+                "http_search_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))] * 1000, 3),
+                "http_calls": len(times), "http_query": HTTP_QUERY}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+async def _mcp_calls(url: str, calls: int) -> list[float]:
+    from mcp import Client
+
+    times = []
+    async with Client(url) as client:
+        warm = await client.call_tool("search", {"query": HTTP_QUERY})
+        if warm.is_error:
+            raise RuntimeError(f"search tool failed: {warm.content}")
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            result = await client.call_tool("search", {"query": HTTP_QUERY})
+            times.append(time.perf_counter() - t0)
+            if result.is_error:
+                raise RuntimeError(f"search tool failed: {result.content}")
+    return times
+
+
+def machine() -> dict[str, Any]:
+    return {"cpus": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(), "loadavg_1m_at_start": os.getloadavg()[0]}
+
+
+def verdicts(out: dict[str, Any]) -> dict[str, Any]:
+    got = {
+        "search_p50_ms_10k": out["search_p50_ms"].get("10k"),
+        "search_p95_ms_10k": out["search_p95_ms"].get("10k"),
+        "cli_search_s": out.get("cli_search_s"),
+        "index_noop_s": out.get("index_noop_s"),
+        "knn_ms_50k": out["knn_ms"].get("50k"),
+        "index_memory_ratio": max((v for v in out["index_memory_ratio"].values()), default=None),
+    }
+    return {k: {"target": TARGETS[k], "value": v, "met": None if v is None else v <= TARGETS[k]}
+            for k, v in got.items()}
+
+
+def run(quick: bool, profile: bool) -> dict[str, Any]:
+    started = time.perf_counter()
+    sizes = [s for s in SIZES if not (quick and s[0] == "200k")]
+    out: dict[str, Any] = {
+        "groove_benchmark": 1, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "quick": quick, "machine": machine(),
+        "embedding_source": {label: src for label, _, src in SIZES},
+        "skipped_sizes": ["200k"] if quick else [],
+        "query_mix": "20 queries x reps: 4 English, 4 Japanese, 3 quoted, 5 filtered, 4 excluded",
+    }
+    kbs = {label: ensure_kb(label, n, src, log) for label, n, src in sizes}
+    fts_kb = ensure_kb(*FTS_SIZE, log)
+    ten = kbs["10k"]
+    out["cold_index_10k"] = {**ten.build, "reused_from_cache": ten.cached}
+    out["index_chunks_per_s"] = ten.build["index_chunks_per_s"]
+    out["embed_only_chunks_per_s"] = ten.build["embed_only_chunks_per_s"]
+    out["embed_only_note"] = (f"embedder alone on the first {ten.build['embed_only_sample']} "
+                              "chunk texts of the same 10k corpus, same process, right after the build")
+    reps = "3" if quick else "8"
+    per_size: dict[str, dict[str, Any]] = {}
+    for label, kb in kbs.items():
+        log(f"search mix at {label} ...")
+        extra = ["--reps", reps]
+        if profile and label in ("10k", "50k"):
+            extra += ["--profile", str(CACHE / f"profile-{label}.txt")]
+        per_size[label] = child("search", kb, *extra)
+    for key in ("search_p50_ms", "search_p95_ms", "knn_ms", "peak_rss_mb", "index_memory_ratio",
+                "graph_depth1_ms"):
+        out[key] = {label: r[key] for label, r in per_size.items()}
+    out["per_size"] = per_size
+    log("no-op index at 10k ...")
+    noop = child("noop", ten)
+    out["index_noop_s"] = noop["index_noop_s"]
+    out["index_noop_detail"] = noop
+    out["index_noop_cli_s"] = cli_index_noop(ten)
+    log("one-shot CLI search ...")
+    out.update(cli_search(ten, 3 if quick else 5))
+    log("worst-case FTS at 40k ...")
+    out["fts_worst"] = child("fts", fts_kb)
+    out["fts_worst_ms"] = out["fts_worst"]["fts_worst_ms"]
+    log("HTTP /mcp ...")
+    try:
+        out.update(http_search(ten, 50))
+    except Exception as exc:  # the report must still be written
+        out.update(http_search_p50_ms=None, http_error=f"{type(exc).__name__}: {exc}")
+    out["inprocess_same_query_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
+    out["targets"] = verdicts(out)
+    out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]
+    out["elapsed_s"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip 200k, fewer repetitions")
+    parser.add_argument("--profile", action="store_true", help="cProfile the 10k/50k search loop")
+    parser.add_argument("--out", type=Path, required=True, help="where to write the JSON")
+    args = parser.parse_args()
+    result = run(args.quick, args.profile)
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The benchmark corpus generator is deterministic and produces what it promises.
+
+No timing is asserted here: SPEC section 12 numbers come from benchmarks/run.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from groove.chunking import chunk_document
+from groove.parsers import get_parser_for
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _corpus():
+    spec = importlib.util.spec_from_file_location("bench_corpus", BENCH / "corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_corpus"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bytes(tmp: Path, corpus, seed: int) -> dict[str, bytes]:
+    corpus.write_corpus(tmp, list(corpus.generate(60, seed)))
+    return {str(p.relative_to(tmp)): p.read_bytes() for p in sorted(tmp.rglob("*.md"))}
+
+
+def test_same_seed_gives_the_same_bytes_and_another_seed_does_not(tmp_path):
+    corpus = _corpus()
+    first = _bytes(tmp_path / "a", corpus, seed=7)
+    again = _bytes(tmp_path / "b", corpus, seed=7)
+    other = _bytes(tmp_path / "c", corpus, seed=8)
+    assert first and first == again
+    assert other != first
+    assert corpus.corpus_key(60, 7) == corpus.corpus_key(60, 7) != corpus.corpus_key(60, 8)
+
+
+def test_generated_documents_chunk_into_the_planned_number_of_chunks():
+    corpus = _corpus()
+    docs = list(corpus.generate(60, 3))
+    assert sum(d.expected_chunks for d in docs) == 60
+    assert any(d.japanese for d in docs) and not all(d.japanese for d in docs)
+    total = 0
+    for doc in docs:
+        parsed = get_parser_for(doc.path, ["md"]).parse(doc.text.encode("utf-8"), doc.path)
+        assert parsed.date and parsed.tags and not parsed.warnings
+        chunks = chunk_document(parsed, exclude_headings=[], max_tokens=496,
+                                count_tokens=lambda t: max(1, len(t) // 4))
+        assert all(c.quality >= 0.3 for c in chunks)
+        total += len(chunks)
+    assert total == 60
