@@ -25,6 +25,10 @@ PARSER_IDS: tuple[str, ...] = ("md", "txt", "pdf", "docx", "xlsx", "pptx")
 _IMPLEMENTATIONS: dict[str, str] = {
     "md": "groove.parsers.markdown:MarkdownParser",
     "txt": "groove.parsers.text:TextParser",
+    "pdf": "groove.parsers.pdf:PdfParser",
+    "docx": "groove.parsers.docx:DocxParser",
+    "xlsx": "groove.parsers.xlsx:XlsxParser",
+    "pptx": "groove.parsers.pptx:PptxParser",
 }
 
 _instances: dict[str, Parser] = {}

@@ -1,0 +1,181 @@
+"""Word .docx via python-docx (SPEC 10).
+
+Sections start at paragraphs styled ``Heading 1`` .. ``Heading 6`` and carry
+the same ancestry as Markdown headings, so chunking and ``exclude_headings``
+treat both alike. Tables are flattened in document order (cells tab-joined,
+one row per line). Core properties fill title / date / tags.
+
+python-docx / python-pptx are imported inside the functions that need them,
+so :func:`core_fields` (shared with the pptx parser) costs no optional import.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from groove.models import ParsedDocument, Section
+from groove.parsers._zipguard import guard_zip
+from groove.parsers.base import ParseError, Parser, path_category_topic, title_from_filename
+
+_HEADING_STYLE = re.compile(r"^heading ([1-6])$", re.IGNORECASE)
+_KEYWORD_SPLIT = re.compile(r"[,;]")
+
+
+class DocxParser(Parser):
+    id = "docx"
+    extensions = ("docx",)
+    binary_format = True
+
+    def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
+        guard_zip(data, rel_path, "docx")
+        import docx
+
+        try:
+            document = docx.Document(io.BytesIO(data))
+            sections = _sections(document)
+            core = core_fields(document.core_properties)
+        except ParseError:
+            raise
+        except Exception as exc:  # python-docx / lxml raise many types on broken parts
+            raise ParseError(f"{rel_path}: not a readable .docx ({type(exc).__name__}: "
+                             f"{exc})") from None
+        category, topic = path_category_topic(rel_path)
+        first_h1 = next((s.heading for s in sections if s.level == 1 and s.heading), None)
+        return ParsedDocument(
+            title=core.title or first_h1 or title_from_filename(rel_path),
+            sections=sections,
+            metadata=core.metadata,
+            date=core.date,
+            tags=core.tags,
+            category=category,
+            topic=topic,
+            binary_format=True,
+        )
+
+
+@dataclass
+class CoreFields:
+    title: str | None = None
+    date: str | None = None
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def core_fields(props: Any) -> CoreFields:
+    """OOXML core properties (docx and pptx share the schema) as frontmatter-like fields.
+
+    ``keywords`` is free text; Office writes it comma- or semicolon-separated.
+    """
+    keywords = _clean(getattr(props, "keywords", None)) or ""
+    tags = [t.strip() for t in _KEYWORD_SPLIT.split(keywords)]
+    metadata = {key: value for key in ("author", "subject")
+                if (value := _clean(getattr(props, key, None)))}
+    return CoreFields(
+        title=_clean(getattr(props, "title", None)),
+        date=_iso_date(getattr(props, "created", None)),
+        tags=list(dict.fromkeys(t for t in tags if t)),
+        metadata=metadata,
+    )
+
+
+def _clean(value: Any) -> str | None:
+    text = " ".join(value.split()) if isinstance(value, str) else ""
+    return text or None
+
+
+def _iso_date(value: Any) -> str | None:
+    return value.date().isoformat() if isinstance(value, dt.datetime) else None
+
+
+# --- body ------------------------------------------------------------------------------
+def _sections(document: Any) -> list[Section]:
+    builder = SectionBuilder()
+    for block, level in _blocks(document):
+        if level is None:
+            builder.add_text(block)
+        else:
+            builder.start(block, level)
+    return builder.finish()
+
+
+def _blocks(document: Any) -> Iterator[tuple[str, int | None]]:
+    """(text, heading level or None) for each paragraph and table, in document order."""
+    from docx.table import Table
+
+    for item in document.iter_inner_content():
+        if isinstance(item, Table):
+            yield table_text(item), None
+            continue
+        level = _heading_level(item)
+        text = item.text
+        if level is not None and text.strip():
+            yield " ".join(text.split()), level
+        else:
+            yield text, None
+
+
+def _heading_level(paragraph: Any) -> int | None:
+    style = paragraph.style
+    match = _HEADING_STYLE.match((style.name or "").strip()) if style is not None else None
+    return int(match.group(1)) if match else None
+
+
+def table_text(table: Any) -> str:
+    """One line per row, cells tab-joined; a merged cell counts once per row."""
+    lines = []
+    for row in table.rows:
+        cells: list[str] = []
+        previous = None
+        for cell in row.cells:
+            if previous is not None and cell._tc is previous._tc:  # horizontally merged
+                continue
+            previous = cell
+            cells.append(" ".join(cell.text.split()))
+        if any(cells):
+            lines.append("\t".join(cells))
+    return "\n".join(lines)
+
+
+class SectionBuilder:
+    """Heading-delimited sections with Markdown's ancestry rules (see markdown.split_sections).
+
+    A new heading pops every open heading of the same or deeper level; what
+    remains is its ancestry. Text before the first heading is the preamble.
+    """
+
+    def __init__(self) -> None:
+        self._sections: list[Section] = []
+        self._stack: list[tuple[int, str]] = []
+        self._heading: str | None = None
+        self._level: int | None = None
+        self._ancestry: tuple[str, ...] = ()
+        self._lines: list[str] = []
+
+    def add_text(self, text: str) -> None:
+        """One paragraph or table; blocks are blank-line separated so long sections split
+        on them."""
+        if text.strip():
+            self._lines.append(text)
+
+    def start(self, heading: str, level: int) -> None:
+        self._flush()
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        self._ancestry = tuple(h for _, h in self._stack)
+        self._stack.append((level, heading))
+        self._heading, self._level, self._lines = heading, level, []
+
+    def finish(self) -> list[Section]:
+        self._flush()
+        return self._sections
+
+    def _flush(self) -> None:
+        body = "\n\n".join(self._lines)
+        if self._heading is not None or body.strip():
+            self._sections.append(Section(heading=self._heading, level=self._level, body=body,
+                                          ancestry=self._ancestry))
