@@ -43,7 +43,7 @@ def server_kb(tmp_path_factory, embedder) -> ServerKB:
     return ServerKB(root, kb, config, outside)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def http_server(server_kb, tmp_path_factory) -> Iterator[RunningServer]:
     server = start_http_server(server_kb.config, tmp_path_factory.mktemp("logs"))
     yield server

@@ -376,3 +376,70 @@ def test_ui_and_status_refuse_non_loopback_peers(server_kb, make_kb):
         assert remote.get(path).status_code == 403
         assert local.get(path).status_code == 200
     assert remote.get("/healthz").status_code == 200  # public by default
+
+
+def test_healthz_can_be_loopback_only(server_kb, make_kb):
+    from starlette.testclient import TestClient
+
+    from groove.server.http import build_http_app
+
+    kb = make_kb(server_kb.kb, transport={"http": {"healthz_public": False}})
+    app = build_http_app(kb, kb.config)
+    base = "http://127.0.0.1:3100"
+    assert TestClient(app, base_url=base, client=("192.0.2.7", 1)).get("/healthz").status_code == 403
+    assert TestClient(app, base_url=base, client=("127.0.0.1", 1)).get("/healthz").status_code == 200
+
+
+def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_factory):
+    """16 clients search while one document flips between two versions: no errors, no torn hits."""
+    import shutil
+    import threading
+
+    from _helpers import FIXTURE_KB
+
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURE_KB, kb)
+    versions = {word: f"---\ntitle: Torn {word}\n---\n# Flip\n\n" + f"{word}marker " * 40 + "\n"
+                for word in ("alpha", "beta")}
+    target = kb / "flip.md"
+    target.write_text(versions["alpha"], encoding="utf-8")
+    config = write_config(tmp_path / "groove.toml", kb, extra="\n[watch]\ndebounce_ms = 20\n")
+    server = server_factory(config)
+    stop = threading.Event()
+
+    def flip() -> None:
+        i = 0
+        while not stop.is_set():
+            i += 1
+            target.write_text(versions["beta" if i % 2 else "alpha"], encoding="utf-8")
+            stop.wait(0.15)
+
+    async def client(n: int) -> list[Any]:
+        async with Client(server.mcp_url) as c:
+            return [await c.call_tool("search", {"query": "marker flip", "limit": 3})
+                    for _ in range(6)]
+
+    async def go() -> list[list[Any]]:
+        return await asyncio.gather(*(client(n) for n in range(16)))
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    try:
+        batches = run(go())
+    finally:
+        stop.set()
+        flipper.join()
+    seen_titles = set()
+    for result in (r for batch in batches for r in batch):
+        assert not result.is_error, text_of(result)
+        for hit in result.structured_content["results"]:
+            if hit["path"] != "flip.md":
+                continue
+            word = hit["title"].removeprefix("Torn ")
+            other = "beta" if word == "alpha" else "alpha"
+            assert f"{word}marker" in hit["content"] and f"{other}marker" not in hit["content"]
+            seen_titles.add(hit["title"])
+    assert seen_titles, "the flipping document was never found"
+    assert server.stderr().count("sync: ") >= 2, "the watcher re-indexed during the searches"
+    status = httpx.get(server.base + "/api/admin/status").json()
+    assert status["watcher"] == "watching"
