@@ -1,0 +1,123 @@
+"""SPEC §5 filters, each alone and combined (AND), through the real pipeline and store."""
+
+from __future__ import annotations
+
+import pytest
+from searchkit import Corpus, Sec, unit
+
+ALL = {"docs/a.md", "docs/private/b.md", "notes/c.md", "notes/d.txt", "scan.pdf"}
+
+
+@pytest.fixture
+def kb(fixed: Corpus) -> Corpus:
+    """Every chunk mentions "widget" (so both legs see all of them)."""
+    docs = [
+        ("docs/a.md", dict(category="docs", topic="rust", tags=("rust", "async"), date="2026-01-01")),
+        ("docs/private/b.md", dict(category="docs", topic="go", tags=("go",), date="2026-02-15")),
+        ("notes/c.md", dict(category="notes", topic="rust", tags=("rust",), date=None)),
+        ("notes/d.txt", dict(category="notes", topic=None, tags=("async", "go"), date="2026-03-31")),
+    ]
+    for i, (path, meta) in enumerate(docs):
+        fixed.add(path, [Sec(f"The widget manual, part {i}, explains widget setup in detail.",
+                             vector=unit((0, 1.0), (i + 1, 0.5)))], **meta)
+    # Low quality: hidden by default unless include_low_quality / min_quality 0.
+    fixed.add("low.md", [Sec("widget TBD", quality=0.1, vector=unit((0, 1.0), (6, 0.5)))],
+              category="misc", date="2026-01-15")
+    # A binary-format chunk with the same low score is exempt from the quality filter.
+    fixed.add("scan.pdf", [Sec("widget scan page", quality=0.1, vector=unit((0, 1.0), (7, 0.5)))],
+              category="scans", binary_format=True)
+    return fixed
+
+
+def found(kb: Corpus, **filters) -> set[str]:
+    return set(kb.paths(kb.search("widget", limit=20, **filters)))
+
+
+def test_no_filter_returns_everything_above_the_quality_floor(kb: Corpus) -> None:
+    assert found(kb) == ALL
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"category": "docs"}, {"docs/a.md", "docs/private/b.md"}),
+        ({"category": "Docs"}, set()),  # exact, not case-folded
+        ({"category": "doc"}, set()),  # exact, not a prefix
+        ({"topic": "rust"}, {"docs/a.md", "notes/c.md"}),
+        ({"topic": "rus"}, set()),
+        ({"path_globs": ["docs/**"]}, {"docs/a.md", "docs/private/b.md"}),
+        ({"path_globs": ["**", "!docs/private/**"]}, ALL - {"docs/private/b.md"}),
+        ({"path_globs": ["!docs/**"]}, ALL - {"docs/a.md", "docs/private/b.md"}),
+        ({"path_globs": ["**/*.txt", "*.pdf"]}, {"notes/d.txt", "scan.pdf"}),
+        ({"path_globs": ["docs/**", "!**/b.md"]}, {"docs/a.md"}),
+        ({"tags_any": ["go", "nothing"]}, {"docs/private/b.md", "notes/d.txt"}),
+        ({"tags_any": ["rust", "go"]}, {"docs/a.md", "docs/private/b.md", "notes/c.md", "notes/d.txt"}),
+        ({"tags_all": ["rust", "async"]}, {"docs/a.md"}),
+        ({"tags_all": ["rust"]}, {"docs/a.md", "notes/c.md"}),
+        ({"tags_all": ["rust", "nothing"]}, set()),
+        ({"date_from": "2026-02-15"}, {"docs/private/b.md", "notes/d.txt"}),
+        ({"date_to": "2026-02-15"}, {"docs/a.md", "docs/private/b.md"}),
+        ({"date_from": "2026-01-01", "date_to": "2026-01-01"}, {"docs/a.md"}),
+        ({"date_from": "2026-03-31", "date_to": "2026-03-31"}, {"notes/d.txt"}),
+        ({"date_from": "2027"}, set()),
+    ],
+)
+def test_each_filter_alone(kb: Corpus, filters: dict, expected: set[str]) -> None:
+    assert found(kb, **filters) == expected
+
+
+def test_undated_documents_are_excluded_when_either_bound_is_set(kb: Corpus) -> None:
+    assert "notes/c.md" not in found(kb, date_from="0000")
+    assert "notes/c.md" not in found(kb, date_to="9999")
+    assert "scan.pdf" not in found(kb, date_to="9999")
+    assert {"notes/c.md", "scan.pdf"} <= found(kb)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"category": "docs", "topic": "rust"}, {"docs/a.md"}),
+        ({"category": "notes", "tags_any": ["go"]}, {"notes/d.txt"}),
+        ({"topic": "rust", "date_from": "2025"}, {"docs/a.md"}),  # c.md is undated
+        ({"tags_any": ["go"], "tags_all": ["async"]}, {"notes/d.txt"}),
+        ({"path_globs": ["**", "!notes/**"], "tags_any": ["go"]}, {"docs/private/b.md"}),
+        ({"category": "docs", "path_globs": ["notes/**"]}, set()),
+        ({"category": "misc", "include_low_quality": True, "date_to": "2026-01-31"}, {"low.md"}),
+    ],
+)
+def test_filters_combine_with_and(kb: Corpus, filters: dict, expected: set[str]) -> None:
+    assert found(kb, **filters) == expected
+
+
+def test_quality_filter_hides_low_quality_unless_asked(kb: Corpus) -> None:
+    assert "low.md" not in found(kb)
+    assert "low.md" in found(kb, include_low_quality=True)
+    assert "low.md" in found(kb, min_quality=0)
+    assert "low.md" not in found(kb, min_quality=0.2)
+
+
+def test_quality_threshold_comes_from_config_and_can_be_turned_off(kb: Corpus) -> None:
+    strict = kb.config(quality_filter={"threshold": 0.95})
+    assert set(kb.paths(kb.search("widget", limit=20, config=strict))) == ALL
+    off = kb.config(quality_filter={"enabled": False})
+    assert "low.md" in set(kb.paths(kb.search("widget", limit=20, config=off)))
+
+
+def test_binary_format_chunks_are_exempt_from_the_quality_filter(kb: Corpus) -> None:
+    assert "scan.pdf" in found(kb, min_quality=1.0)
+    assert found(kb, min_quality=1.0) == ALL  # the others have quality 1.0
+
+
+def test_filter_applied_echoes_only_filters_that_had_an_effect(kb: Corpus) -> None:
+    plain = kb.search("widget")
+    assert plain.filter_applied == {}
+    response = kb.search("widget", category="docs", topic="rust", path_globs=["docs/**"],
+                         tags_any=["rust"], tags_all=[], date_from="2026-01-01",
+                         min_confidence_ratio=2.0, include_low_quality=True)
+    assert response.filter_applied == {
+        "category": "docs", "topic": "rust", "path_globs": ["docs/**"], "tags_any": ["rust"],
+        "date_from": "2026-01-01", "min_confidence_ratio": 2.0, "include_low_quality": True,
+    }
+    assert kb.search("widget", min_confidence_ratio=float("inf")).filter_applied == {}
+    assert kb.search("widget", min_quality=0.5, date_to="2030").filter_applied == {
+        "min_quality": 0.5, "date_to": "2030"}

@@ -1,0 +1,118 @@
+"""Reciprocal Rank Fusion (SPEC §5): exact numbers, deterministic ties, and the
+all-stages-off pipeline returning exactly the fused ranking of its two legs."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from searchkit import DIM, Corpus, FixedQueryEmbedder, Sec
+
+from groove.search.fusion import reciprocal_rank_fusion
+from groove.search.query import parse_query
+
+
+def test_each_leg_adds_one_over_k_plus_rank_plus_one() -> None:
+    vector = [(10, 0.9), (20, 0.8), (30, 0.1)]
+    fts = [(30, -5.0), (40, -1.0)]
+    fused = dict(reciprocal_rank_fusion([vector, fts], rrf_k=60))
+    assert fused == {
+        10: pytest.approx(1 / 61),
+        20: pytest.approx(1 / 62),
+        30: pytest.approx(1 / 63 + 1 / 61),
+        40: pytest.approx(1 / 62),
+    }
+
+
+def test_rrf_k_changes_the_numbers() -> None:
+    fused = reciprocal_rank_fusion([[(1, 0.0), (2, 0.0)], [(2, 0.0)]], rrf_k=1)
+    assert fused == [(2, pytest.approx(1 / 3 + 1 / 2)), (1, pytest.approx(1 / 2))]
+
+
+def test_leg_scores_are_ignored_only_ranks_count() -> None:
+    a = reciprocal_rank_fusion([[(1, 100.0), (2, -3.0)]], rrf_k=60)
+    b = reciprocal_rank_fusion([[(1, 0.0), (2, 0.0)]], rrf_k=60)
+    assert a == b
+
+
+def test_ties_break_by_chunk_id() -> None:
+    # 7 is first in one leg and 3 first in the other: same fused score, id 3 first.
+    fused = reciprocal_rank_fusion([[(7, 1.0), (3, 0.5)], [(3, 1.0), (7, 0.5)]], rrf_k=60)
+    assert [c for c, _ in fused] == [3, 7]
+    assert fused[0][1] == fused[1][1]
+    # Two single-leg items at the same rank in different legs: again by id.
+    fused = reciprocal_rank_fusion([[(9, 1.0)], [(4, 1.0)]], rrf_k=60)
+    assert [c for c, _ in fused] == [4, 9]
+
+
+@given(st.lists(st.integers(0, 30), unique=True), st.lists(st.integers(0, 30), unique=True),
+       st.floats(0.5, 200))
+def test_fusion_is_the_formula_and_independent_of_leg_order(a: list[int], b: list[int],
+                                                          k: float) -> None:
+    legs = [[(c, 0.0) for c in a], [(c, 0.0) for c in b]]
+    fused = reciprocal_rank_fusion(legs, rrf_k=k)
+    expected: dict[int, float] = {}
+    for leg in (a, b):
+        for rank, c in enumerate(leg):
+            expected[c] = expected.get(c, 0.0) + 1 / (k + rank + 1)
+    assert dict(fused) == pytest.approx(expected)
+    assert [c for c, _ in fused] == sorted(expected, key=lambda c: (-expected[c], c))
+    # At most two terms per chunk, and float addition of two terms commutes.
+    assert fused == reciprocal_rank_fusion(legs[::-1], rrf_k=k)
+
+
+WORDS = ["rust", "tokio", "async", "spawn", "runtime", "garden", "tomato", "kernel", "socket"]
+
+
+@pytest.fixture
+def mixed(corpus_factory) -> Corpus:
+    """40 chunks with seeded random vectors and word salads, over 8 documents."""
+    rng = np.random.default_rng(7)
+    pick = random.Random(7)
+    query_vec = rng.standard_normal(DIM).astype(np.float32)
+    corpus = corpus_factory(FixedQueryEmbedder(query_vec / np.linalg.norm(query_vec)))
+    for d in range(8):
+        secs = []
+        for _ in range(5):
+            v = rng.standard_normal(DIM).astype(np.float32)
+            text = " ".join(pick.choice(WORDS) for _ in range(12))
+            secs.append(Sec(f"{text} filler text to pass quality", vector=v / np.linalg.norm(v)))
+        corpus.add(f"doc{d}.md", secs)
+    return corpus
+
+
+def independent_fusion(corpus: Corpus, query: str, limit: int, k: float) -> list[tuple[int, float]]:
+    """The two legs recomputed from the store's raw data, fused by the SPEC formula."""
+    ids, matrix = corpus.store.load_vectors()
+    n = max(50, limit * 5)
+    cos = matrix @ corpus.embedder.embed_query(query)
+    vector = sorted(zip(ids.tolist(), cos.tolist(), strict=True), key=lambda t: (-t[1], t[0]))[:n]
+    expression = parse_query(query).fts_expression
+    fts = sorted(corpus.store.fts_search(expression, (2.0, 1.0, 1.0)), key=lambda t: (t[1], t[0]))[:n]
+    fused: dict[int, float] = {}
+    for leg in (vector, fts):
+        for rank, (c, _) in enumerate(leg):
+            fused[c] = fused.get(c, 0.0) + 1 / (k + rank + 1)
+    return sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:limit]
+
+
+@pytest.mark.parametrize(("query", "limit", "k"), [("tokio spawn", 5, 60.0), ("garden tomato", 20, 60.0),
+                                                    ("kernel socket runtime", 7, 3.0)])
+def test_all_stages_off_output_is_the_fused_ranking(mixed: Corpus, query: str, limit: int,
+                                                    k: float) -> None:
+    config = mixed.config(search={"fusion": {"rrf_k": k}, "min_confidence_ratio": 0})
+    response = mixed.search(query, limit=limit, config=config, rerank=False, mmr=False,
+                            parent_retriever=False)
+    expected = independent_fusion(mixed, query, limit, k)
+    got = [(h.chunk_id, h.score) for h in response.results]
+    assert [c for c, _ in got] == [c for c, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected])
+
+
+def test_the_ranking_is_deterministic_across_calls(mixed: Corpus) -> None:
+    first = [(h.chunk_id, h.score) for h in mixed.search("async runtime", limit=30).results]
+    for _ in range(3):
+        assert [(h.chunk_id, h.score) for h in mixed.search("async runtime", limit=30).results] == first

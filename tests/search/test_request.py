@@ -1,0 +1,126 @@
+"""SPEC §5 input bounds: every refusal names the argument and what is accepted."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from groove.errors import GrooveError, InvalidArgument
+from groove.search.request import SearchRequest, validate_request
+
+
+def refused(**fields) -> str:
+    fields.setdefault("query", "valid query")
+    with pytest.raises(InvalidArgument) as info:
+        validate_request(SearchRequest(**fields))
+    assert isinstance(info.value, GrooveError)
+    return str(info.value)
+
+
+def test_query_of_exactly_1_kib_is_accepted_one_byte_more_is_refused() -> None:
+    assert validate_request(SearchRequest(query="a" * 1024)).query == "a" * 1024
+    message = refused(query="a" * 1025)
+    assert message.startswith("query:") and "1025" in message and "1024" in message
+
+
+def test_query_bound_counts_utf8_bytes_not_characters() -> None:
+    # 342 kana are 342 characters but 1026 bytes.
+    message = refused(query="あ" * 342)
+    assert "query" in message and "1024" in message
+    validate_request(SearchRequest(query="あ" * 341))  # 1023 bytes
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n  \u3000"])
+def test_empty_or_whitespace_query_is_refused(query: str) -> None:
+    assert refused(query=query).startswith("query:")
+
+
+@pytest.mark.parametrize(("query", "word"), [("abc\x00def", "NUL"), ("abc\ud800def", "surrogate")])
+def test_nul_and_lone_surrogate_are_refused(query: str, word: str) -> None:
+    message = refused(query=query)
+    assert message.startswith("query:") and word in message
+
+
+@pytest.mark.parametrize("limit", [0, -1, 101, True, False, "5", 5.0, None])
+def test_limit_outside_1_to_100_or_not_an_integer_is_refused(limit: object) -> None:
+    message = refused(limit=limit)
+    assert message.startswith("limit:") and "1..100" in message
+
+
+@pytest.mark.parametrize("limit", [1, 5, 100])
+def test_limit_bounds_are_inclusive(limit: int) -> None:
+    assert validate_request(SearchRequest(query="q q q", limit=limit)).limit == limit
+
+
+@pytest.mark.parametrize("name", ["path_globs", "tags_any", "tags_all"])
+def test_list_filters_allow_64_entries_of_1_kib(name: str) -> None:
+    ok = validate_request(SearchRequest(query="abc", **{name: ["x" * 1024] * 64}))
+    assert len(getattr(ok, name)) == 64
+
+
+@pytest.mark.parametrize("name", ["path_globs", "tags_any", "tags_all"])
+def test_list_filter_with_65_entries_is_refused(name: str) -> None:
+    message = refused(**{name: ["x"] * 65})
+    assert message.startswith(name) and "65" in message and "64" in message
+
+
+@pytest.mark.parametrize("name", ["path_globs", "tags_any", "tags_all"])
+def test_list_filter_entry_over_1_kib_is_refused(name: str) -> None:
+    message = refused(**{name: ["ok", "y" * 1025]})
+    assert message.startswith(name) and "1024" in message
+
+
+@pytest.mark.parametrize("name", ["path_globs", "tags_any", "tags_all"])
+def test_list_filter_entry_with_nul_or_surrogate_is_refused(name: str) -> None:
+    assert refused(**{name: ["a\x00b"]}).startswith(name)
+    assert refused(**{name: ["a\udc80b"]}).startswith(name)
+
+
+def test_a_bare_string_is_not_a_list_filter() -> None:
+    assert refused(tags_any="rust").startswith("tags_any")
+
+
+def test_empty_path_globs_is_refused_with_the_alternatives() -> None:
+    message = refused(path_globs=[])
+    assert message.startswith("path_globs") and "null" in message and '"!a/**"' in message
+
+
+def test_empty_tag_lists_are_accepted() -> None:
+    ok = validate_request(SearchRequest(query="abc", tags_any=[], tags_all=[]))
+    assert ok.tags_any == [] and ok.tags_all == []
+
+
+@pytest.mark.parametrize("name", ["category", "topic", "date_from", "date_to"])
+def test_scalar_filters_are_bounded_too(name: str) -> None:
+    assert refused(**{name: "z" * 1025}).startswith(name)
+    assert refused(**{name: 7}).startswith(name)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_non_finite_confidence_ratio_means_server_value(value: float) -> None:
+    assert validate_request(SearchRequest(query="abc", min_confidence_ratio=value)).min_confidence_ratio is None
+
+
+@pytest.mark.parametrize(("value", "expected"), [(-3.0, 0.0), (-0.0, 0.0), (0.0, 0.0), (2.5, 2.5), (2, 2.0)])
+def test_negative_confidence_ratio_means_disabled(value: float, expected: float) -> None:
+    got = validate_request(SearchRequest(query="abc", min_confidence_ratio=value)).min_confidence_ratio
+    assert got == expected
+
+
+def test_confidence_ratio_must_be_a_number() -> None:
+    assert refused(min_confidence_ratio="2").startswith("min_confidence_ratio")
+
+
+@pytest.mark.parametrize(("name", "value"), [("min_quality", 1.5), ("min_quality", -0.1),
+                                              ("mmr_lambda", 2.0), ("mmr_lambda", math.nan),
+                                              ("mmr_same_doc_penalty", -1.0)])
+def test_numeric_knobs_out_of_range_are_refused(name: str, value: float) -> None:
+    assert refused(**{name: value}).startswith(name)
+
+
+def test_validation_returns_a_copy_and_keeps_the_request() -> None:
+    original = SearchRequest(query="abc", tags_any=("a", "b"), min_confidence_ratio=-1)
+    ok = validate_request(original)
+    assert ok.tags_any == ["a", "b"] and ok.min_confidence_ratio == 0.0
+    assert original.min_confidence_ratio == -1
