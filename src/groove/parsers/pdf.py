@@ -7,10 +7,12 @@ indexed as noise; the message carries the measurement so the user can judge.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import logging
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from groove.models import ParsedDocument, Section
@@ -34,10 +36,11 @@ class PdfParser(Parser):
     binary_format = True
 
     def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
-        reader = _open(data, rel_path)
-        pages = _page_texts(reader, rel_path)
-        _check_text_quality(pages, rel_path)
-        title, date = _document_info(reader)
+        with _quiet_pypdf():
+            reader = _open(data, rel_path)
+            pages = _page_texts(reader, rel_path)
+            _check_text_quality(pages, rel_path)
+            title, date = _document_info(reader)
         category, topic = path_category_topic(rel_path)
         return ParsedDocument(
             title=title or title_from_filename(rel_path),
@@ -58,6 +61,19 @@ def clean_page_text(text: str) -> str:
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_LIGATURES)
     return _HYPHEN_BREAK.sub("", text)
+
+
+@contextlib.contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs its own warnings ("EOF marker not found", ...) while recovering; a
+    skipped file must cost the user one warning line (ours), so they go to debug only."""
+    pypdf_log = logging.getLogger("pypdf")
+    previous = pypdf_log.level
+    pypdf_log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        pypdf_log.setLevel(previous)
 
 
 def _open(data: bytes, rel_path: str) -> Any:

@@ -1,0 +1,129 @@
+"""Word .docx parsing (SPEC 10): heading sections with Markdown ancestry, tables, core props."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from office_files import make_docx
+
+from groove.chunking import chunk_document
+from groove.models import Section
+from groove.parsers import get_parser_for
+from groove.parsers.base import ParseError
+from groove.parsers.docx import DocxParser
+from groove.parsers.markdown import MarkdownParser
+
+
+def parse(data: bytes, rel_path: str = "team/specs/design-notes.docx"):
+    return DocxParser().parse(data, rel_path)
+
+
+def chunks(doc, exclude: list[str] | None = None):
+    return chunk_document(doc, exclude_headings=exclude or [], max_tokens=512,
+                          count_tokens=lambda s: len(s) // 4)
+
+
+BLOCKS = [
+    ("p", "Preamble before any heading."),
+    ("h1", "Guide"),
+    ("p", "Intro to the guide."),
+    ("h2", "Setup"),
+    ("p", "Install it."),
+    ("h3", "Linux"),
+    ("p", "apt-get install groove"),
+    ("h2", "Internal notes"),
+    ("p", "private"),
+    ("h3", "Child of internal"),
+    ("p", "still shown"),
+    ("h1", "Appendix"),
+    ("p", "The end."),
+]
+
+MARKDOWN = """Preamble before any heading.
+# Guide
+Intro to the guide.
+## Setup
+Install it.
+### Linux
+apt-get install groove
+## Internal notes
+private
+### Child of internal
+still shown
+# Appendix
+The end.
+"""
+
+
+def test_registered_for_docx_when_enabled():
+    assert isinstance(get_parser_for("X.DOCX", ["docx"]), DocxParser)
+    assert get_parser_for("x.docx", ["md", "pdf"]) is None
+
+
+def test_sections_at_heading_styles_with_markdown_ancestry():
+    doc = parse(make_docx(BLOCKS))
+    md = MarkdownParser().parse(MARKDOWN.encode(), "x.md")
+    shape = [(s.heading, s.level, s.ancestry) for s in doc.sections]
+    assert shape == [(s.heading, s.level, s.ancestry) for s in md.sections]
+    assert shape[0] == (None, None, ())
+    assert doc.sections[3] == Section("Linux", 3, "apt-get install groove", ("Guide", "Setup"))
+    assert doc.binary_format is True
+
+
+def test_exclude_headings_drops_the_section_but_keeps_it_in_child_breadcrumbs():
+    doc = parse(make_docx(BLOCKS, title="Design"))
+    kept = chunks(doc, exclude=["internal notes"])
+    assert "private" not in [c.content for c in kept]
+    child = next(c for c in kept if c.heading == "Child of internal")
+    assert child.context == "Design > Guide > Internal notes > Child of internal"
+    assert child.content == "still shown"
+
+
+def test_tables_are_flattened_in_document_order():
+    doc = parse(make_docx([
+        ("h1", "Data"),
+        ("p", "before the table"),
+        ("table", [["name", "role"], ["Ada", "engineer"], ["Linus", "kernel"]]),
+        ("p", "after the table"),
+    ]))
+    body = doc.sections[0].body
+    assert body == ("before the table\n\nname\trole\nAda\tengineer\nLinus\tkernel"
+                    "\n\nafter the table")
+
+
+def test_core_properties_become_title_date_and_tags():
+    doc = parse(make_docx([("p", "x")], title="  Design  Notes ",
+                          created=dt.datetime(2024, 2, 29, 23, 0),
+                          keywords="search, sqlite; embeddings,, search"))
+    assert doc.title == "Design Notes"
+    assert doc.date == "2024-02-29"
+    assert doc.tags == ["search", "sqlite", "embeddings"]
+    assert (doc.category, doc.topic) == ("team", "specs")
+
+
+def test_title_falls_back_to_first_heading_1_then_filename():
+    assert parse(make_docx([("h2", "Minor"), ("h1", "Main")])).title == "Main"
+    assert parse(make_docx([("p", "just text")])).title == "design notes"
+
+
+def test_empty_heading_paragraph_is_not_a_section():
+    doc = parse(make_docx([("h1", "A"), ("h2", "   "), ("p", "body")]))
+    assert [s.heading for s in doc.sections] == ["A"]
+
+
+def test_truncated_docx_is_refused():
+    data = make_docx([("p", "word " * 500)])
+    with pytest.raises(ParseError, match=r"broken\.docx"):
+        parse(data[: len(data) - 100], "broken.docx")
+
+
+def test_zip_that_is_not_a_word_document_is_refused():
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    with pytest.raises(ParseError, match=r"not a readable \.docx"):
+        parse(out.getvalue(), "fake.docx")
