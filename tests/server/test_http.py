@@ -417,7 +417,7 @@ def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_
     async def client(n: int) -> list[Any]:
         async with Client(server.mcp_url) as c:
             return [await c.call_tool("search", {"query": "marker flip", "limit": 3})
-                    for _ in range(6)]
+                    for _ in range(3)]
 
     async def go() -> list[list[Any]]:
         return await asyncio.gather(*(client(n) for n in range(16)))
