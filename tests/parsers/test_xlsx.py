@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from office_files import make_xlsx
 
 from groove.parsers import get_parser_for
@@ -60,6 +62,23 @@ def test_sheet_text_cap_counts_utf8_bytes():
     assert (text, cut) == ("éééé\néééé", None)
     text, cut = sheet_text([("é" * 4,), ("é" * 4,)], limit=16)
     assert (text, cut) == ("éééé", 1)
+
+
+@given(st.lists(st.lists(st.one_of(st.none(), st.text(max_size=12), st.integers()),
+                         max_size=4), max_size=30),
+       st.integers(min_value=0, max_value=200))
+def test_sheet_text_keeps_whole_rows_within_the_byte_limit(rows, limit):
+    full, _ = sheet_text(rows, limit=10**9)
+    text, cut = sheet_text(rows, limit=limit)
+    full_lines = full.split("\n") if full else []
+    kept = text.split("\n") if text else []
+    assert len(text.encode("utf-8")) <= limit
+    assert kept == full_lines[: len(kept)]  # a prefix of whole rows, never a cut row
+    if cut is None:
+        assert kept == full_lines
+    else:
+        assert cut == len(kept) < len(full_lines)
+        assert len("\n".join(full_lines[: cut + 1]).encode("utf-8")) > limit  # next didn't fit
 
 
 def test_cached_formula_values_not_formulas():
