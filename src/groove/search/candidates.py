@@ -34,7 +34,7 @@ def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
     """The filter mask minus every chunk whose heading or content holds an exclusion."""
     if not parsed.exclusions:
         return base_mask
-    excluded = store.chunk_ids_containing(list(parsed.exclusions))
+    excluded = excluded_chunk_ids(store, parsed)
     if not excluded:
         return base_mask
     mask = base_mask.copy()
@@ -43,6 +43,23 @@ def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
         if pos is not None:
             mask[pos] = False
     return mask
+
+
+def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
+    """Every chunk either leg's exclusion test drops, so that both legs drop the same set.
+
+    The substring test (``chunk_ids_containing``) folds ASCII case only, while
+    the FTS expression's ``NOT`` clause uses the trigram tokenizer's Unicode
+    case folding: for ``-école`` it also drops ``ÉCOLE``. Taking the union and
+    removing it from both legs keeps a chunk the FTS leg excluded from coming
+    back through the vector leg.
+    """
+    excluded = set(store.chunk_ids_containing(list(parsed.exclusions)))
+    if parsed.fts_exclusions:
+        phrases = " OR ".join('"' + e.replace('"', '""') + '"' for e in parsed.fts_exclusions)
+        excluded.update(c for c, _ in store.fts_search(
+            f"{{heading content}} : ({phrases})", (1.0, 1.0, 1.0)))
+    return excluded
 
 
 def vector_leg(embedder: Embedder, vectors: VectorIndex, parsed: ParsedQuery,

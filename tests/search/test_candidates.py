@@ -1,0 +1,39 @@
+"""Candidate legs: exclusions drop the same chunks from the vector and the FTS leg."""
+
+from __future__ import annotations
+
+from searchkit import Sec, unit
+
+
+def _school_corpus(fixed):
+    # Vectors put every chunk near the query, so the vector leg returns all of them.
+    fixed.add("lower.md", [Sec("a guide to the école system", vector=unit((0, 1.0)))])
+    fixed.add("upper.md", [Sec("a guide to the ÉCOLE system", vector=unit((0, 1.0), (1, 0.1)))])
+    fixed.add("other.md", [Sec("a guide to something else", vector=unit((0, 1.0), (1, 0.2)))])
+
+
+def test_non_ascii_case_variant_of_an_exclusion_is_dropped_from_the_vector_leg(fixed):
+    # "xyzzy" matches nothing in FTS: every hit comes from the vector leg alone.
+    _school_corpus(fixed)
+    for query in ("xyzzy -école", "xyzzy -ÉCOLE"):
+        assert fixed.paths(fixed.search(query, include_low_quality=True)) == ["other.md"], query
+
+
+def test_both_legs_agree_when_fts_also_matches(fixed):
+    _school_corpus(fixed)
+    for query in ("guide -école", "guide -ÉCOLE"):
+        assert fixed.paths(fixed.search(query, include_low_quality=True)) == ["other.md"], query
+
+
+def test_short_exclusion_is_enforced_on_both_legs(fixed):
+    # Two characters are below the trigram floor: only the substring test sees them.
+    fixed.add("ab.md", [Sec("a guide mentioning QZ twice: qz", vector=unit((0, 1.0)))])
+    fixed.add("plain.md", [Sec("a guide without it", vector=unit((0, 1.0), (1, 0.5)))])
+    assert fixed.paths(fixed.search("guide -qz", include_low_quality=True)) == ["plain.md"]
+    assert fixed.paths(fixed.search("xyzzy -qz", include_low_quality=True)) == ["plain.md"]
+
+
+def test_exclusion_matching_only_the_heading_drops_the_chunk(fixed):
+    fixed.add("h.md", [Sec("a guide body", heading="Deprecated API", vector=unit((0, 1.0)))])
+    fixed.add("k.md", [Sec("a guide body too", heading="Current API", vector=unit((1, 1.0)))])
+    assert fixed.paths(fixed.search("guide -deprecated", include_low_quality=True)) == ["k.md"]
