@@ -38,6 +38,14 @@ class ChunkFilter:
 
     def applies(self, row: ChunkRow) -> bool:
         """True when the chunk passes every filter (they combine with AND)."""
+        return self.document_passes(row) and self.quality_passes(row)
+
+    def quality_passes(self, row: ChunkRow) -> bool:
+        """The one chunk-level filter; binary-format chunks are exempt."""
+        return row.binary_format or row.quality >= self.min_quality
+
+    def document_passes(self, row: ChunkRow) -> bool:
+        """Every filter on document fields, so it can be decided once per document."""
         if self.category is not None and row.category != self.category:
             return False
         if self.topic is not None and row.topic != self.topic:
@@ -55,7 +63,7 @@ class ChunkFilter:
                 return False
             if self.date_to is not None and row.date > self.date_to:
                 return False
-        return row.binary_format or row.quality >= self.min_quality
+        return True
 
     def _path_passes(self, path: str) -> bool:
         include_ok = not self.includes or _spec(self.includes).match_file(path)

@@ -1,0 +1,95 @@
+"""VectorIndex: the per-document mask equals the row-by-row filter, and refreshes by generation."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groove.models import ChunkRow
+from groove.search.filters import ChunkFilter
+from groove.search.vectors import VectorIndex
+
+PATHS = ["a/x.md", "a/b/y.md", "b/z.md", "notes.md"]
+TAGS = ["rust", "go", "ml"]
+DATES = [None, "2024-01-01", "2024-06-30", "2025-02-10"]
+
+
+class MemoryStore:
+    """Just what VectorIndex reads: generation, vectors and chunk metadata."""
+
+    def __init__(self, rows: list[ChunkRow]) -> None:
+        self.rows = rows
+        self.gen = 1
+        self.loads = 0
+
+    def generation(self) -> int:
+        return self.gen
+
+    def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        self.loads += 1
+        ids = np.array([r.id for r in self.rows], dtype=np.int64)
+        matrix = np.eye(len(self.rows), 4, dtype=np.float32)
+        return ids, matrix
+
+    def all_chunks_meta(self) -> list[ChunkRow]:
+        return list(self.rows)
+
+
+def _row(chunk_id: int, doc: int, quality: float, binary: bool) -> ChunkRow:
+    return ChunkRow(
+        id=chunk_id, doc_id=doc, chunk_index=chunk_id, heading=None, level=None, context="",
+        content="", token_count=1, quality=quality, path=PATHS[doc % len(PATHS)],
+        title="t", category=["c1", "c2", None][doc % 3], topic=["p", None][doc % 2],
+        date=DATES[doc % len(DATES)], tags=tuple(TAGS[: doc % 4]), binary_format=binary)
+
+
+rows_strategy = st.lists(
+    st.tuples(st.integers(0, 7), st.floats(0, 1), st.booleans()), min_size=0, max_size=30
+).map(lambda spec: [_row(i + 1, d, q, b) for i, (d, q, b) in enumerate(spec)])
+
+filter_strategy = st.builds(
+    ChunkFilter,
+    category=st.sampled_from([None, "c1", "c2"]),
+    topic=st.sampled_from([None, "p"]),
+    includes=st.sampled_from([(), ("a/**",), ("**/*.md",)]),
+    excludes=st.sampled_from([(), ("a/b/**",), ("notes.md",)]),
+    tags_any=st.frozensets(st.sampled_from(TAGS), max_size=2),
+    tags_all=st.frozensets(st.sampled_from(TAGS), max_size=2),
+    date_from=st.sampled_from([None, "2024-01-01", "2024-07-01"]),
+    date_to=st.sampled_from([None, "2024-06-30", "2025-12-31"]),
+    min_quality=st.floats(0, 1),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=rows_strategy, chunk_filter=filter_strategy)
+def test_mask_equals_row_by_row_filter(rows, chunk_filter):
+    index = VectorIndex(MemoryStore(rows))
+    index.refresh()
+    expected = [chunk_filter.applies(r) for r in index.rows]
+    assert index.mask(chunk_filter).tolist() == expected
+    assert index.mask(chunk_filter).tolist() == expected  # cached copy too
+
+
+def test_refresh_reloads_only_when_the_generation_changes():
+    store = MemoryStore([_row(1, 0, 1.0, False)])
+    index = VectorIndex(store)
+    index.refresh()
+    index.refresh()
+    assert store.loads == 1
+    store.rows.append(_row(2, 1, 0.0, False))
+    store.gen += 1
+    index.refresh()
+    assert store.loads == 2
+    assert index.mask(ChunkFilter(min_quality=0.5)).tolist() == [True, False]
+
+
+def test_top_n_applies_the_mask_before_the_cut():
+    rows = [_row(i, i, 1.0, False) for i in (1, 2, 3, 4)]
+    index = VectorIndex(MemoryStore(rows))
+    index.refresh()
+    query = np.array([1.0, 0.9, 0.8, 0.7], dtype=np.float32)
+    allowed = np.array([False, False, True, True])
+    assert [c for c, _ in index.top_n(query, 2, allowed)] == [3, 4]
+    assert index.top_n(query, 2, np.zeros(4, dtype=bool)) == []
