@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from searchkit import DIM, Corpus, FixedQueryEmbedder, Sec
+from searchkit import DIM, Corpus, FixedQueryEmbedder, Sec, unit
 
 from groove.search.fusion import reciprocal_rank_fusion
 from groove.search.query import parse_query
@@ -116,3 +116,15 @@ def test_the_ranking_is_deterministic_across_calls(mixed: Corpus) -> None:
     first = [(h.chunk_id, h.score) for h in mixed.search("async runtime", limit=30).results]
     for _ in range(3):
         assert [(h.chunk_id, h.score) for h in mixed.search("async runtime", limit=30).results] == first
+
+
+def test_vector_ties_at_the_cut_are_broken_by_chunk_id(fixed: Corpus) -> None:
+    """1000 chunks with one identical vector: the vector leg keeps the lowest ids.
+
+    Whatever subset a partial sort happens to keep must not decide which of
+    several equal candidates survive the cut to N (duplicated files do this).
+    """
+    ids = fixed.add("dups.md", [Sec(f"copy {i}", vector=unit((0, 1.0))) for i in range(1000)])
+    response = fixed.search("zz", limit=100)  # under 3 characters: vector leg only
+    assert [h.chunk_id for h in response.results] == sorted(ids)[:100]
+    assert fixed.search("zz", limit=3).results[0].chunk_id == min(ids)
