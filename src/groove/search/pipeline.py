@@ -53,7 +53,8 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
     ranked = _mmr_stage(ranked, request, stages, vectors)
     rows = _ensure_rows(store, rows, ranked)
-    hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked]
+    # A chunk another process deleted since the vector refresh has no row: skip it.
+    hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
     if stages.parent:
         pr = config.search.parent_retriever
         hits = expand_parents(hits, rows, store.document_chunks,
@@ -89,6 +90,7 @@ def _rerank_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, s
         return ranked, {}
     pool = ranked[:rerank_pool_size(request.limit, stages.mmr)]
     rows = store.get_chunks([c for c, _ in pool])
+    pool = [(c, s) for c, s in pool if c in rows]  # deleted since the refresh
     texts = [_rerank_text(rows[c]) for c, _ in pool]
     active = scorer or get_scorer(config.reranker, config.model_cache_dir)
     query = parsed.positive_text.strip() or request.query
