@@ -86,6 +86,13 @@ def test_term_exclusion_removes_hits_from_both_legs(excl: Corpus) -> None:
         assert "keep.md" in after
 
 
+def test_exclusion_also_matches_the_heading(excl: Corpus) -> None:
+    excl.add("heading.md", [Sec("python notes for the weekend", heading="Tomato season",
+                                vector=unit((0, 1.0), (8, 0.1)))])
+    assert "heading.md" in found(excl, "python")
+    assert "heading.md" not in found(excl, "python -tomato")
+
+
 def test_phrase_exclusion_needs_the_words_together(excl: Corpus) -> None:
     after = found(excl, 'python -"two words"')
     assert "phrase.md" not in after
