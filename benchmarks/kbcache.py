@@ -62,6 +62,7 @@ def load_bench_config(kb_dir: Path) -> Any:
     """Built-in defaults (no groove.toml exists in the repo), kb and db inside ``kb_dir``."""
     from groove.config import load_config
 
+    kb_dir = Path(kb_dir).resolve()
     return load_config(kb_path=kb_dir, cwd=kb_dir)
 
 
@@ -96,13 +97,31 @@ def _key(n_chunks: int, source: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def ensure_kb(label: str, n_chunks: int, source: str, log=print) -> CachedKB:
-    """The cached KB for these parameters, building it first when missing."""
+def _latest_build(label: str, source: str) -> Path | None:
+    """The newest finished build of this size, whatever its key (for ``allow_stale``)."""
+    builds = sorted(CACHE.glob(f"{label}-{source}-*/build.json"), key=lambda p: p.stat().st_mtime)
+    return builds[-1].parent if builds else None
+
+
+def ensure_kb(label: str, n_chunks: int, source: str, log=print, *,
+              allow_stale: bool = False) -> CachedKB:
+    """The cached KB for these parameters, building it first when missing.
+
+    ``allow_stale`` reuses the newest earlier build of the same size when the
+    key no longer matches (indexing sources changed since); the returned
+    ``build`` then carries ``"stale_cache": true`` so the report says so.
+    """
     key = _key(n_chunks, source)
     root = CACHE / f"{label}-{source}-{key}"
     done = root / "build.json"
     if done.is_file():
         return CachedKB(label, n_chunks, source, root / "kb", json.loads(done.read_text()), True)
+    old = _latest_build(label, source) if allow_stale else None
+    if old is not None:
+        build = {**json.loads((old / "build.json").read_text()), "stale_cache": True,
+                 "current_key": key}
+        log(f"reusing stale {label} build {old.name} (current key {key})")
+        return CachedKB(label, n_chunks, source, old / "kb", build, True)
     if root.exists():
         shutil.rmtree(root)  # a half-finished build
     (root / "kb").mkdir(parents=True)
@@ -113,6 +132,11 @@ def ensure_kb(label: str, n_chunks: int, source: str, log=print) -> CachedKB:
     done.write_text(json.dumps(build, indent=2))
     log(f"built {label}: {json.dumps(build)}")
     return CachedKB(label, n_chunks, source, root / "kb", build, False)
+
+
+def embed_sample(n_chunks: int) -> int:
+    """Texts timed for ``embed_only_chunks_per_s``: 1000 at 10k, 200 for smaller KBs."""
+    return 1000 if n_chunks >= 10_000 else 200
 
 
 def _build_model(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
@@ -132,7 +156,7 @@ def _build_model(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
     summary = kb.index()
     elapsed = time.perf_counter() - t0
     chunks = kb.store.stats().chunks
-    sample_rows = kb.store.get_chunks(range(1, min(chunks, 1000) + 1))
+    sample_rows = kb.store.get_chunks(range(1, min(chunks, embed_sample(n_chunks)) + 1))
     texts = [embedding_input(row) for row in sample_rows.values()]  # type: ignore[arg-type]
     kb.close()
     t1 = time.perf_counter()

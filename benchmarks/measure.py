@@ -129,6 +129,7 @@ def child_search(kb_dir: Path, reps: int, profile_out: Path | None) -> dict[str,
         "search_p50_ms": _ms(statistics.median(every)),
         "search_p95_ms": _ms(percentile(every, 0.95)),
         "search_max_ms": _ms(max(every)),
+        "search_min_ms": _ms(min(every)),
         "search_p50_ms_by_shape": {s: _ms(statistics.median(ts)) for s, ts in samples["shape"].items()},
         "http_query_inprocess_p50_ms": _ms(statistics.median(samples["query"][HTTP_QUERY])),
         "first_search_ms": _ms(first),
@@ -179,6 +180,7 @@ def _knn(kb: Any) -> dict[str, Any]:
     return {
         "knn_ms": _ms(statistics.median(times)),
         "knn_max_ms": _ms(max(times)),
+        "knn_min_ms": _ms(min(times)),
         "graph_depth1_ms": _ms(statistics.median(graph_times)),
         "graph_depth1_knn_queries": knn_queries[0],
     }
@@ -190,6 +192,30 @@ def _write_profile(prof: cProfile.Profile, path: Path) -> None:
     stats.sort_stats("cumulative").print_stats(40)
     stats.sort_stats("tottime").print_stats(30)
     path.write_text(buf.getvalue())
+
+
+def calibration() -> dict[str, float]:
+    """Fixed reference work, to tell a slow groove from a busy machine.
+
+    On an idle 2-core machine of this kind the 50k x 384 float32 mat-vec takes
+    about 2.5 ms (shared/NOTES.md); the ratio to that is the contention factor.
+    """
+    import numpy as np
+
+    matrix = np.random.default_rng(0).standard_normal((50_000, DIM), dtype=np.float32)
+    query = matrix[0].copy()
+    mv = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        matrix @ query
+        mv.append(time.perf_counter() - t0)
+    py = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        sum(i * i for i in range(200_000))
+        py.append(time.perf_counter() - t0)
+    return {"matvec_50k_p50_ms": _ms(statistics.median(mv)), "matvec_50k_min_ms": _ms(min(mv)),
+            "python_loop_200k_p50_ms": _ms(statistics.median(py))}
 
 
 def child_noop(kb_dir: Path) -> dict[str, Any]:
@@ -237,7 +263,7 @@ def child_fts(kb_dir: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("kind", choices=["search", "noop", "fts"])
+    parser.add_argument("kind", choices=["search", "noop", "fts", "calibrate"])
     parser.add_argument("kb_dir", type=Path)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--profile", type=Path, default=None)
@@ -249,8 +275,10 @@ def main() -> None:
         result = child_search(args.kb_dir, args.reps, args.profile)
     elif args.kind == "noop":
         result = child_noop(args.kb_dir)
-    else:
+    elif args.kind == "fts":
         result = child_fts(args.kb_dir)
+    else:
+        result = calibration()
     print(json.dumps(result))
 
 
