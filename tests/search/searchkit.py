@@ -65,6 +65,7 @@ class Sec:
     quality: float = 1.0
     token_count: int | None = None
     vector: np.ndarray | None = None
+    context: str = ""  # the breadcrumb (stored only in contextual mode)
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Corpus:
         """Write one document; return its chunk ids in chunk order."""
         secs = [s if isinstance(s, Sec) else Sec(s) for s in sections]
         chunks = [
-            Chunk(i, s.heading, s.level, "", s.content,
+            Chunk(i, s.heading, s.level, s.context, s.content,
                   s.token_count if s.token_count is not None else max(1, len(s.content) // 4),
                   s.quality, ())
             for i, s in enumerate(secs)

@@ -107,6 +107,26 @@ def test_scorer_reads_the_positive_text_only(fruit: Corpus) -> None:
     assert not any("banana" in t or "number 5" in t for t in texts)
 
 
+def test_rerank_runs_before_mmr_and_mmr_keeps_reranker_scores(fruit: Corpus) -> None:
+    # λ=1 makes MMR plain relevance order: the result must be the head of the
+    # reranked 50-pool, with the reranker's raw scores.
+    reranked = fruit.search("fruit salad recipe", limit=10, rerank=True, scorer=RecordingScorer())
+    both = fruit.search("fruit salad recipe", limit=3, rerank=True, scorer=RecordingScorer(),
+                        mmr=True, mmr_lambda=1.0)
+    assert [(h.chunk_id, h.score) for h in both.results] == \
+           [(h.chunk_id, h.score) for h in reranked.results[:3]]
+
+
+def test_reranker_reads_the_stored_breadcrumb_but_callers_never_see_it(fixed: Corpus) -> None:
+    fixed.add("ctx.md", [Sec("Plain body text about lamps.", context="Guide > Lighting",
+                             vector=unit((0, 1.0)))])
+    scorer = RecordingScorer()
+    response = fixed.search("lamps", rerank=True, scorer=scorer)
+    assert scorer.calls[0][1] == ["Guide > Lighting\n\nPlain body text about lamps."]
+    body = response.to_json()["results"][0]
+    assert body["content"] == "Plain body text about lamps." and "context" not in body
+
+
 def test_knowledge_base_uses_its_injected_scorer(make_kb, write_files, tmp_path: Path) -> None:
     kb_dir = write_files(tmp_path / "kb", {
         "a.md": "# Apples\n\nApples are crisp fruit that grow on trees in orchards everywhere.\n",
