@@ -199,6 +199,7 @@ def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     for doc in generate(n_chunks, SEED):
         data = doc.text.encode("utf-8")
+        write_corpus(kb_dir, [doc])  # on disk too, so a no-op `index()` can be timed
         parsed = get_parser_for(doc.path, config.parsers.enabled).parse(data, doc.path)
         chunks = chunk_document(parsed, exclude_headings=list(config.exclude_headings),
                                 max_tokens=embedder.max_input_tokens - 16,
@@ -212,7 +213,7 @@ def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
             path=doc.path, sha256=hashlib.sha256(data).hexdigest(), title=parsed.title,
             category=parsed.category, topic=parsed.topic, date=parsed.date,
             tags=tuple(parsed.tags), tags_invalid=parsed.tags_invalid, metadata=parsed.metadata,
-            size=len(data), mtime=0.0,
+            size=len(data), mtime=(kb_dir / doc.path).stat().st_mtime,
         )
         store.write_document(record, chunks, take)
         documents += 1
