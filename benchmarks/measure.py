@@ -138,7 +138,10 @@ def child_search(kb_dir: Path, reps: int, profile_out: Path | None) -> dict[str,
         "raw_embedding_mb": round(chunks * DIM * 4 / 2**20, 1),
     }
     out["index_memory_ratio"] = round(out["index_memory_mb"] / max(out["raw_embedding_mb"], 1e-9), 2)
+    out["rss_before_index_mb"] = round(rss_before / 1024, 1)
+    out["peak_rss_search_only_mb"] = round(vm_kib("VmHWM") / 1024, 1)
     out.update(_knn(kb))
+    out["rss_after_graph_mb"] = round(vm_kib("VmRSS") / 1024, 1)
     out["peak_rss_mb"] = round(vm_kib("VmHWM") / 1024, 1)
     kb.close()
     return out
