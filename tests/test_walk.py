@@ -25,6 +25,33 @@ def make(root: Path, *paths: str, text: str = "x\n") -> Path:
     return root
 
 
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture
+def walk_warnings():
+    """Warnings logged by groove.walk, captured on that logger itself.
+
+    Attached directly (not through propagation to the root logger) so the
+    result does not depend on how other tests left the logging tree.
+    """
+    logger = logging.getLogger("groove.walk")
+    handler, old_level = _Records(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
 def walk_kb(root: Path, exclude_dirs=(), db_path=None, exts=("md", "txt")) -> list[str]:
     rules = ExclusionRules(root, list(exclude_dirs), db_path)
     return list(iter_candidate_files(root, rules, set(exts)))
@@ -129,26 +156,24 @@ def test_reload_picks_up_a_changed_grooveignore(tmp_path):
     assert not rules.excludes_file("a.md")
 
 
-def test_too_many_patterns_warns_once_and_ignores_the_excess(tmp_path, caplog):
+def test_too_many_patterns_warns_once_and_ignores_the_excess(tmp_path, walk_warnings):
     lines = [f"n{i}.md" for i in range(1000)] + ["late.md"]
     ignore(tmp_path, "\n".join(lines) + "\n")
-    with caplog.at_level(logging.WARNING, logger="groove.walk"):
-        rules = ExclusionRules(tmp_path, [], None)
+    rules = ExclusionRules(tmp_path, [], None)
     assert rules.excludes_file("n999.md")
     assert not rules.excludes_file("late.md")
-    warnings = [r for r in caplog.records if ".grooveignore" in r.getMessage()]
-    assert len(warnings) == 1 and "1000 patterns" in warnings[0].getMessage()
+    warnings = [m for m in walk_warnings if ".grooveignore" in m]
+    assert len(warnings) == 1 and "1000 patterns" in warnings[0]
 
 
-def test_oversize_ignore_file_warns_once_and_ignores_the_excess(tmp_path, caplog):
+def test_oversize_ignore_file_warns_once_and_ignores_the_excess(tmp_path, walk_warnings):
     filler = "".join(f"# padding comment line number {i:06d}\n" for i in range(2000))
     assert len(filler.encode()) > 64 * 1024
     ignore(tmp_path, "early.md\n" + filler + "late.md\n")
-    with caplog.at_level(logging.WARNING, logger="groove.walk"):
-        rules = ExclusionRules(tmp_path, [], None)
+    rules = ExclusionRules(tmp_path, [], None)
     assert rules.excludes_file("early.md")
     assert not rules.excludes_file("late.md")
-    messages = [r.getMessage() for r in caplog.records if ".grooveignore" in r.getMessage()]
+    messages = [m for m in walk_warnings if ".grooveignore" in m]
     assert len(messages) == 1 and "64 KiB" in messages[0]
     assert rules.warnings == messages
 
@@ -176,15 +201,14 @@ def test_db_outside_the_kb_excludes_nothing(tmp_path):
 
 # --- links, special files --------------------------------------------------------------------
 @posix_only
-def test_symlinked_file_and_dir_are_skipped_with_a_warning(tmp_path, caplog):
+def test_symlinked_file_and_dir_are_skipped_with_a_warning(tmp_path, walk_warnings):
     kb = make(tmp_path / "kb", "real.md", "dir/inner.md")
     outside = make(tmp_path / "outside", "secret.md")
     (kb / "link.md").symlink_to(kb / "real.md")
     (kb / "linkdir").symlink_to(outside, target_is_directory=True)
     (kb / "dir" / "escape.md").symlink_to(outside / "secret.md")
-    with caplog.at_level(logging.WARNING, logger="groove.walk"):
-        assert walk_kb(kb) == ["dir/inner.md", "real.md"]
-    text = caplog.text
+    assert walk_kb(kb) == ["dir/inner.md", "real.md"]
+    text = "\n".join(walk_warnings)
     assert "link.md" in text and "linkdir" in text and "dir/escape.md" in text
 
 
