@@ -78,7 +78,7 @@ def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
     if spec is None:
         if len(_SPECS) > 256:
             _SPECS.clear()
-        spec = _SPECS[patterns] = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        spec = _SPECS[patterns] = pathspec.PathSpec.from_lines("gitignore", patterns)
     return spec
 
 
