@@ -18,8 +18,8 @@ SEEDS = [3, 11, 29]
 
 def _corpus(root: Path) -> Path:
     rng = random.Random(7)
-    words = ("index search vector chunk heading notes fusion rank query token model "
-             "検索 文書 見出し 評価 速度").split()
+    words = ["index", "search", "vector", "chunk", "heading", "notes", "fusion", "rank",
+             "query", "token", "model", "検索", "文書", "見出し", "評価", "速度"]
     for i in range(24):
         sections = []
         for s in range(3):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from groove._version import __version__
+from groove._version import __version__ as __version__
 
 _EXPORTS = {
     "Config": "groove.config",
