@@ -138,16 +138,11 @@ def test_cli_search_non_integer_limit_is_a_usage_error(server, kb_root, limit):
     _no_traceback(result.stderr)
 
 
-SURROGATE_BUG = pytest.mark.xfail(strict=True, reason=(
-    "groove graph --start with a lone surrogate (what Python makes of invalid UTF-8 bytes in argv) "
-    "is not refused: store.get_document passes it to sqlite3, whose UnicodeEncodeError escapes "
-    "as a traceback with exit 1"))
-
 
 @pytest.mark.parametrize("bad", [
     *[pytest.param(b, id=f"path{i}") for i, b in enumerate(BAD_PATHS) if "\ud800" not in b],
-    pytest.param("notes/\ud800.md", marks=SURROGATE_BUG, id="lone-surrogate"),
-    pytest.param("notes/\udcff.md", marks=SURROGATE_BUG, id="argv-undecodable-byte"),
+    pytest.param("notes/\ud800.md", id="lone-surrogate"),
+    pytest.param("notes/\udcff.md", id="argv-undecodable-byte"),
 ])
 def test_cli_graph_start_paths(server, kb_root, bad):
     bad = str(kb_root["outside"] / "secret.md") if bad == "OUTSIDE_ABS" else bad
@@ -222,15 +217,10 @@ def test_mcp_path_tools_refuse_bad_paths(server, kb_root):
         if lexical and args["exclude_paths"][0] in ("notes/link.md", "notes/hard.md"):
             continue  # an exclusion is a filter: it names nothing to read, so only the lexical gate
         assert result.is_error, (tool, args, text[:300])
-        if not (tool == "get_best_practice" and len(args["target"]) > 255):  # xfail below
-            assert "internal error" not in text, (tool, args, text)
+        assert "internal error" not in text, (tool, args, text)
     assert server.alive()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "get_best_practice with a target longer than NAME_MAX: Path.is_file() in server.tools."
-    "best_practice raises OSError(ENAMETOOLONG), which is not a GrooveError, so the client gets the "
-    "generic 'internal error' instead of a message naming the target and what is accepted"))
 def test_best_practice_overlong_target_is_a_clear_refusal(server):
     result = asyncio.run(_tool_then_good_search(
         server.mcp_url, [("get_best_practice", {"target": "x" * 5000})]))[0]

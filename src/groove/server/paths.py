@@ -22,11 +22,25 @@ TOPIC_URI_PREFIX = "kb://topic/"
 
 _ACCEPTED = "a path relative to kb_path with '/' separators, e.g. 'guides/setup.md'"
 
+#: Longest path argument accepted (bytes of UTF-8); also keeps every segment
+#: far below what would make the filesystem raise ENAMETOOLONG.
+PATH_MAX_BYTES = 1024
+SEGMENT_MAX_BYTES = 255
+
 
 def check_rel_path(path: str, *, what: str = "path") -> str:
     """Return ``path`` normalised (no ``./``, no trailing ``/``) or raise PathRefused."""
     if not isinstance(path, str) or not path.strip():
         raise PathRefused(f"{what} is empty; expected {_ACCEPTED}")
+    try:
+        encoded = path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathRefused(f"{what} is not valid Unicode text (lone surrogate); "
+                          f"expected {_ACCEPTED}") from None
+    if len(encoded) > PATH_MAX_BYTES or any(
+            len(seg.encode("utf-8")) > SEGMENT_MAX_BYTES for seg in path.split("/")):
+        raise PathRefused(f"{what} is too long; expected at most {PATH_MAX_BYTES} bytes with "
+                          f"segments of at most {SEGMENT_MAX_BYTES} bytes, {_ACCEPTED}")
     for form in {path, unquote(path)}:
         _refuse_lexically(form, path, what)
     parts = [p for p in path.split("/") if p not in ("", ".")]
