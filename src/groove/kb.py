@@ -139,8 +139,9 @@ class KnowledgeBase:
             store = self.store
             if self._vectors is None:
                 self._vectors = VectorIndex(store)
-            return run_search(store=store, embedder=embedder, config=self.config,
-                              request=request, vectors=self._vectors, scorer=self._scorer)
+            with store.read_snapshot():
+                return run_search(store=store, embedder=embedder, config=self.config,
+                                  request=request, vectors=self._vectors, scorer=self._scorer)
 
     def read_document(self, rel_path: str) -> DocumentText:
         """An indexed document's text, read safely from disk and capped at 1 MiB."""

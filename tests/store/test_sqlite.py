@@ -408,3 +408,20 @@ def test_integrity_findings_clean_then_each_corruption_reported(
     assert "1 chunk(s) without a full-text row" in found
     assert "1 embedding(s) without a chunk" in found
     assert "groove index --force" in found
+
+
+def test_read_snapshot_hides_another_connections_commit_until_it_ends(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.write_document(record("a.md"), chunks("alpha text here"), vecs(1))
+    other = open_store(db)
+    try:
+        with store.read_snapshot():
+            before_ids, _ = store.load_vectors()
+            other.write_document(record("b.md", sha="s2"), chunks("beta text here"), vecs(1, 1))
+            meta_ids = [row.id for row in store.all_chunks_meta()]
+            ids_inside, _ = store.load_vectors()
+            assert meta_ids == before_ids.tolist() == ids_inside.tolist()
+        assert len(store.all_chunks_meta()) == 2
+    finally:
+        other.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,6 +83,10 @@ class Store(ABC):
         """Remove every document (used by ``--force``), keeping the schema."""
 
     # --- reads ---------------------------------------------------------------
+    def read_snapshot(self) -> AbstractContextManager[None]:
+        """Reads inside see one consistent state; backends without snapshots may no-op."""
+        return nullcontext()
+
     @abstractmethod
     def document_hashes(self) -> dict[str, str]:
         """``{path: sha256}`` for every indexed document."""

@@ -242,6 +242,25 @@ class SQLiteStore(Store):
             self._conn.execute("COMMIT")
 
     @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Every read inside sees one committed state (a deferred read transaction).
+
+        Without it, two SELECTs around another process's commit can disagree
+        (chunks of a document the first SELECT did not see).
+        """
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            with self._errors("starting a read snapshot"):
+                self._conn.execute("BEGIN")
+            try:
+                yield
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
+
+    @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Connection]:
         """One write transaction that also bumps ``generation``."""
         with self._errors(what), self._transaction() as conn:
