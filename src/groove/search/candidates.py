@@ -7,6 +7,9 @@ can never come back through the other leg.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,12 +40,8 @@ def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
     excluded = excluded_chunk_ids(store, parsed)
     if not excluded:
         return base_mask
-    mask = base_mask.copy()
-    for chunk_id in excluded:
-        pos = vectors.position.get(chunk_id)
-        if pos is not None:
-            mask[pos] = False
-    return mask
+    hit = np.isin(vectors.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+    return base_mask & ~hit
 
 
 def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
@@ -62,11 +61,27 @@ def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
     return excluded
 
 
-def vector_leg(embedder: Embedder, vectors: VectorIndex, parsed: ParsedQuery,
-               allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
-    text = parsed.positive_text.strip() or parsed.raw.strip()
-    query_vec = embedder.embed_query(text)
+def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
+               n: int) -> list[tuple[int, float]]:
     return vectors.top_n(query_vec, n, allowed)
+
+
+def _embedding_text(parsed: ParsedQuery) -> str:
+    return parsed.positive_text.strip() or parsed.raw.strip()
+
+
+#: The query embedding runs here while the calling thread does the SQLite
+#: work (exclusions, FTS); both release the GIL, so the two overlap.
+#: The query path runs OpenMP on one thread, so it does not fight the FTS
+#: work on the other core (index batches keep their own thread count).
+def _single_threaded_openmp() -> None:
+    # Another OpenMP runtime, or none: keep its default.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
+
+
+_EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query-embed",
+                                 initializer=_single_threaded_openmp)
 
 
 def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQuery,
@@ -93,8 +108,7 @@ def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQu
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,
            parsed: ParsedQuery, base_mask: np.ndarray, limit: int) -> Candidates:
     n = candidate_count(limit)
+    query_vec = _EMBED_POOL.submit(embedder.embed_query, _embedding_text(parsed))
     allowed = allowed_mask(store, vectors, base_mask, parsed)
-    return Candidates(
-        vector=vector_leg(embedder, vectors, parsed, allowed, n),
-        fts=fts_leg(store, config, vectors, parsed, allowed, n),
-    )
+    fts = fts_leg(store, config, vectors, parsed, allowed, n)
+    return Candidates(vector=vector_leg(query_vec.result(), vectors, allowed, n), fts=fts)

@@ -488,23 +488,32 @@ class SQLiteStore(Store):
         return out
 
     def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(ids, matrix)`` ordered by chunk id; the matrix is read-only (one buffer, no copy)."""
+        """``(ids, matrix)`` ordered by chunk id, filled row by row into one array.
+
+        Streaming from the cursor into a preallocated matrix keeps peak memory
+        near the matrix itself (a fetchall + join held every blob twice).
+        """
         with self._errors("reading embeddings"):
             dim = self.meta().dim
-            rows = self._conn.execute(
-                "SELECT chunk_id, vector FROM embeddings ORDER BY chunk_id"
-            ).fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, np.zeros((0, dim or 0), dtype=np.float32)
-        width = len(rows[0][1]) // 4
-        if dim is not None and width != dim or any(len(r[1]) != width * 4 for r in rows):
-            raise IndexMismatchError(
-                f"index {self._path}: embeddings do not all have the recorded dimension "
-                f"{dim}: {_FIX_FORCE}"
-            )
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), width)
+            count = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+            ids = np.empty(count, dtype=np.int64)
+            width = dim
+            matrix = np.empty((count, width or 0), dtype=np.float32)
+            cursor = self._conn.execute("SELECT chunk_id, vector FROM embeddings ORDER BY chunk_id")
+            filled = 0
+            for chunk_id, blob in cursor:
+                if width is None:
+                    width = len(blob) // 4
+                    matrix = np.empty((count, width), dtype=np.float32)
+                if len(blob) != width * 4 or filled >= count:
+                    raise IndexMismatchError(
+                        f"index {self._path}: embeddings do not all have the recorded dimension "
+                        f"{dim}: {_FIX_FORCE}"
+                    )
+                ids[filled] = chunk_id
+                matrix[filled] = np.frombuffer(blob, dtype=np.float32)
+                filled += 1
+        return ids[:filled], matrix[:filled]
 
     def fts_search(
         self, expression: str, weights: tuple[float, float, float], limit: int | None = None
