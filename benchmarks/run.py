@@ -151,6 +151,16 @@ async def _mcp_calls(url: str, calls: int) -> list[float]:
     return times
 
 
+def source_revision() -> dict[str, Any]:
+    """The commit measured, and whether src/ had uncommitted changes (others edit it live)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=HERE.parent)
+        return done.stdout.strip()
+
+    return {"commit": git("rev-parse", "--short", "HEAD") or None,
+            "src_dirty": bool(git("status", "--porcelain", "--", "src"))}
+
+
 def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "platform": platform.platform(),
             "python": platform.python_version(), "loadavg_1m_at_start": os.getloadavg()[0],
@@ -180,7 +190,7 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict
                  for label, n, src in sizes]
     out: dict[str, Any] = {
         "groove_benchmark": 1, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "quick": quick, "machine": machine(),
+        "quick": quick, "machine": machine(), "source": source_revision(),
         "embedding_source": {label: src for label, _, src in sizes},
         "skipped_sizes": ["200k"] if quick else [],
         "query_mix": "20 queries x reps: 4 English, 4 Japanese, 3 quoted, 5 filtered, 4 excluded",
