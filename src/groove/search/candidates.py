@@ -56,8 +56,7 @@ def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
     excluded = set(store.chunk_ids_containing(list(parsed.exclusions)))
     if parsed.fts_exclusions:
         phrases = " OR ".join('"' + e.replace('"', '""') + '"' for e in parsed.fts_exclusions)
-        excluded.update(c for c, _ in store.fts_search(
-            f"{{heading content}} : ({phrases})", (1.0, 1.0, 1.0)))
+        excluded.update(store.fts_match_ids(f"{{heading content}} : ({phrases})"))
     return excluded
 
 

@@ -127,6 +127,10 @@ class Store(ABC):
         never sqlite3.Error.
         """
 
+    def fts_match_ids(self, expression: str) -> set[int]:
+        """Chunk ids matching an FTS expression, without scoring (membership tests)."""
+        return {chunk_id for chunk_id, _ in self.fts_search(expression, (1.0, 1.0, 1.0))}
+
     @abstractmethod
     def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
         """Chunks whose heading or content contains any term (case-insensitive substring)."""

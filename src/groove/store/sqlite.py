@@ -528,6 +528,15 @@ class SQLiteStore(Store):
         if limit is not None:
             sql += " LIMIT ?"
             params += (int(limit),)
+        return self._match(sql, params, expression)
+
+    def fts_match_ids(self, expression: str) -> set[int]:
+        """Rowids matching ``expression``, unscored and unsorted (cheap membership)."""
+        rows = self._match("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
+                           (expression,), expression)
+        return {r[0] for r in rows}
+
+    def _match(self, sql: str, params: tuple[Any, ...], expression: str) -> list[Any]:
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
