@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -83,9 +84,29 @@ _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query
                                  initializer=_single_threaded_openmp)
 
 
+#: A phrase found in more than this share of all chunks carries no bm25 weight
+#: (FTS5 clamps its idf to ~1e-6) but makes SQLite score most of the table.
+COMMON_PHRASE_SHARE = 0.5
+
+
+def _informative(store: Store, parsed: ParsedQuery, total_chunks: int) -> ParsedQuery:
+    """``parsed`` without phrases in over half the chunks (kept if nothing else remains).
+
+    Only the full-text leg uses this; match_spans still highlights every phrase.
+    """
+    if total_chunks == 0 or len(parsed.phrases) < 2:
+        return parsed
+    counts = store.phrase_row_counts(parsed.phrases)
+    kept = tuple(p for p in parsed.phrases
+                 if counts.get(p, 0) <= COMMON_PHRASE_SHARE * total_chunks)
+    if not kept or len(kept) == len(parsed.phrases):
+        return parsed
+    return dataclasses.replace(parsed, phrases=kept)
+
+
 def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQuery,
             allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
-    expression = parsed.fts_expression
+    expression = _informative(store, parsed, len(vectors)).fts_expression
     if expression is None:
         return []
     fusion = config.search.fusion

@@ -127,6 +127,10 @@ class Store(ABC):
         never sqlite3.Error.
         """
 
+    def phrase_row_counts(self, phrases: Sequence[str]) -> dict[str, int]:
+        """Rows containing each phrase, where cheaply known; backends may return {}."""
+        return {}
+
     def fts_match_ids(self, expression: str) -> set[int]:
         """Chunk ids matching an FTS expression, without scoring (membership tests)."""
         return {chunk_id for chunk_id, _ in self.fts_search(expression, (1.0, 1.0, 1.0))}

@@ -124,6 +124,7 @@ class SQLiteStore(Store):
         self._conn = conn
         self._path = db_path
         self._lock = threading.RLock()
+        self._vocab_ready = False
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -535,6 +536,30 @@ class SQLiteStore(Store):
         rows = self._match("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
                            (expression,), expression)
         return {r[0] for r in rows}
+
+    def phrase_row_counts(self, phrases: Sequence[str]) -> dict[str, int]:
+        """Rows containing each 3-character phrase (one trigram: one vocabulary lookup).
+
+        Longer phrases are not counted (that would cost a full match). Used to
+        skip phrases so common that bm25 gives them no weight anyway.
+        """
+        out: dict[str, int] = {}
+        with self._lock:
+            try:
+                if not self._vocab_ready:
+                    self._conn.execute(
+                        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_vocab"
+                        " USING fts5vocab(main, chunks_fts, 'row')")
+                    self._vocab_ready = True
+                for phrase in phrases:
+                    if len(phrase) == 3:
+                        row = self._conn.execute(
+                            "SELECT doc FROM temp.chunks_fts_vocab WHERE term = ?",
+                            (phrase.lower(),)).fetchone()
+                        out[phrase] = row[0] if row else 0
+            except sqlite3.Error as exc:
+                log.debug("phrase counts unavailable: %s", exc)
+        return out
 
     def _match(self, sql: str, params: tuple[Any, ...], expression: str) -> list[Any]:
         with self._lock:
