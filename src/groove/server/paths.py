@@ -46,7 +46,10 @@ def check_rel_path(path: str, *, what: str = "path") -> str:
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if not parts:
         raise PathRefused(f"{what} {path!r} names kb_path itself; expected {_ACCEPTED}")
-    return "/".join(parts)
+    normalised = "/".join(parts)
+    for form in {normalised, unquote(normalised)}:  # "./~" must not become an accepted "~"
+        _refuse_lexically(form, path, what)
+    return normalised
 
 
 def _refuse_lexically(form: str, original: str, what: str) -> None:
