@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _index_snapshot import index_snapshot
+
 SEEDS = [3, 11, 29]
 
 
@@ -36,23 +38,7 @@ def _index_cmd(kb: Path, db: Path) -> list[str]:
     return [sys.executable, "-m", "groove", "index", "--kb-path", str(kb), "--db-path", str(db)]
 
 
-def _snapshot(db: Path):
-    from groove.store import open_store
-
-    store = open_store(db)
-    try:
-        docs, vectors = {}, {}
-        ids, matrix = store.load_vectors()
-        by_id = dict(zip(ids.tolist(), matrix, strict=True))
-        for doc in store.list_documents():
-            chunks = store.document_chunks(doc.id)
-            docs[doc.path] = (doc.sha256, doc.title, tuple(doc.tags), tuple(
-                (c.chunk_index, c.heading, c.content, c.token_count, c.quality) for c in chunks))
-            vectors[doc.path] = np.stack([by_id[c.id] for c in chunks]) if chunks else None
-        findings = store.integrity_findings()
-        return docs, vectors, findings
-    finally:
-        store.close()
+_snapshot = index_snapshot
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,8 @@ import pytest
 from _helpers import FIXTURE_KB, start_http_server, stop_server, write_config
 from mcp import Client
 
+from _index_snapshot import index_snapshot
+
 CLIENTS = 16
 SOAK_S = 20.0
 WORDS = ("alpha", "beta")
@@ -56,23 +58,7 @@ print(writes)
 """
 
 
-def _snapshot(db: Path):
-    """Everything an index holds per document (vectors separately, compared with a tolerance)."""
-    from groove.store import open_store
-
-    store = open_store(db)
-    try:
-        docs, vectors = {}, {}
-        ids, matrix = store.load_vectors()
-        by_id = dict(zip(ids.tolist(), matrix, strict=True))
-        for doc in store.list_documents():
-            chunks = store.document_chunks(doc.id)
-            docs[doc.path] = (doc.sha256, doc.title, tuple(doc.tags), tuple(
-                (c.chunk_index, c.heading, c.content, c.token_count, c.quality) for c in chunks))
-            vectors[doc.path] = np.stack([by_id[c.id] for c in chunks]) if chunks else None
-        return docs, vectors, store.integrity_findings()
-    finally:
-        store.close()
+_snapshot = index_snapshot
 
 
 def _torn(hit: dict[str, Any]) -> str | None:
