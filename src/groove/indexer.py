@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -185,9 +185,7 @@ def _files_to_consider(kb_path: Path, rules: ExclusionRules, extensions: set[str
         full = kb_path / rel
         if Path(rel).suffix.lower().lstrip(".") not in extensions:
             continue
-        if rules.excludes_file(rel) or any(
-            rules.excludes_dir(str(parent)) for parent in Path(rel).parents if str(parent) != "."
-        ):
+        if rules.excludes_file(rel):  # covers every parent directory too
             continue
         if full.is_file() and not full.is_symlink():
             present.append(rel)
@@ -264,8 +262,6 @@ def _skip(run: _Run, rel_path: str, reason: str) -> None:
 
 
 def _without_context(chunk: Chunk) -> Chunk:
-    from dataclasses import replace
-
     return replace(chunk, context="")
 
 
