@@ -17,7 +17,7 @@ from pathlib import Path
 from unittest import mock
 
 from groove.config import load_config
-from groove.eval import run_eval
+from groove.evaluation import run_eval
 from groove.kb import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parent.parent

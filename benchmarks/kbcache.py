@@ -142,7 +142,7 @@ def embed_sample(n_chunks: int) -> int:
 def _build_model(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
     """Cold index with the real model, then the embedder alone on a sample of the same texts."""
     from groove.embedders import get_embedder
-    from groove.indexer import embedding_input
+    from groove.indexing.indexer import embedding_input
     from groove.kb import KnowledgeBase
 
     docs = list(generate(n_chunks, SEED))
@@ -183,8 +183,8 @@ def random_unit_vectors(n: int, seed: int) -> np.ndarray:
 
 def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
     """Real parse/chunk/FTS, random unit vectors, through the store's own write path."""
-    from groove.chunking import chunk_document
     from groove.embedders import get_embedder
+    from groove.indexing.chunking import chunk_document
     from groove.models import DocumentRecord
     from groove.parsers import get_parser_for
     from groove.store import open_store

@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from groove.chunking import chunk_document
+from groove.indexing.chunking import chunk_document
 from groove.parsers import get_parser_for
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"

@@ -28,7 +28,7 @@ _EXPORTS = {
     "NoIndexError": "groove.errors",
     "NotFound": "groove.errors",
     "PathRefused": "groove.errors",
-    "IndexSummary": "groove.indexer",
+    "IndexSummary": "groove.indexing.indexer",
     "KnowledgeBase": "groove.kb",
     "Hit": "groove.models",
     "SearchResponse": "groove.models",

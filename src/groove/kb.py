@@ -35,7 +35,7 @@ from typing import Any
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import NoIndexError, NotFound, PathRefused
-from groove.indexer import IndexSummary, Reporter, context_mode_name, run_index
+from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
 from groove.models import DocumentRow, SearchResponse
 from groove.search.request import SearchRequest
 from groove.store.base import Store
@@ -145,8 +145,8 @@ class KnowledgeBase:
 
     def read_document(self, rel_path: str) -> DocumentText:
         """An indexed document's text, read safely from disk and capped at 1 MiB."""
+        from groove.indexing.walk import read_file_safely
         from groove.parsers import get_parser_for
-        from groove.walk import read_file_safely
 
         row = self.store.get_document(rel_path)
         if row is None:

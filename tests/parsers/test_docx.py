@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from office_files import make_docx
 
-from groove.chunking import chunk_document
+from groove.indexing.chunking import chunk_document
 from groove.models import Section
 from groove.parsers import get_parser_for
 from groove.parsers.base import ParseError

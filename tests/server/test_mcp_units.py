@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from groove.errors import PathRefused
-from groove.server.paths import check_rel_path, doc_uri, topic_prefixes
+from groove.paths import check_rel_path, doc_uri, topic_prefixes
 from groove.server.tools import document_json, markdown_section
 
 

@@ -17,7 +17,7 @@ from groove.kb import KnowledgeBase
 @kb_options()
 def doctor_command(kb: KnowledgeBase, fmt: str) -> None:
     """Check integrity, servability and model metadata. Reports; never repairs."""
-    from groove.doctor import run_doctor
+    from groove.checks.doctor import run_doctor
 
     report = run_doctor(kb)
     if fmt == "json":

@@ -27,7 +27,7 @@ def eval_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | 
     """Report recall@k, MRR and nDCG@k, with arrows against the previous compatible run."""
     from rich.console import Console
 
-    from groove.eval import run_eval
+    from groove.evaluation import run_eval
 
     report = run_eval(kb, base_request, golden_path=golden, record_history=not no_history)
     for warning in report.warnings:

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from groove.indexer import IndexSummary, Reporter
+from groove.indexing.indexer import IndexSummary, Reporter
 
 #: How often the non-TTY ``--progress`` mode prints a ``Progress:`` line.
 PROGRESS_LINE_INTERVAL_S = 2.0

@@ -21,7 +21,7 @@ from groove.search.request import SearchRequest
 @search_options
 def tune_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None, fmt: str) -> None:
     """Sweep rrf_k and the bm25 weights with nested leave-one-query-out cross-validation."""
-    from groove.tune import run_tune
+    from groove.evaluation.tune import run_tune
 
     report = run_tune(kb, base_request, golden_path=golden)
     if fmt == "json":

@@ -22,7 +22,7 @@ from groove.kb import KnowledgeBase
 def validate_command(kb: KnowledgeBase, schema_path: Path | None, fail_fast: bool,
                      fmt: str) -> None:
     """Check the frontmatter of every indexable Markdown file against the schema."""
-    from groove.validate import run_validate
+    from groove.checks.validate import run_validate
 
     report = run_validate(kb.kb_path, schema_path, fail_fast, config=kb.config)
     if fmt == "json":

@@ -48,7 +48,7 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
         http_bind = resolve_bind(kb.config.transport.http.bind, bind, port)
         listener = open_listener(http_bind, i_know)
     if watch:
-        from groove.watcher import Watcher
+        from groove.server.watcher import Watcher
 
         state.watcher = Watcher(kb)
         state.watcher.start()

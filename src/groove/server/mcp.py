@@ -20,8 +20,8 @@ from mcp.types import Resource as MCPResource
 
 from groove._version import __version__
 from groove.errors import GrooveError, NotFound
+from groove.paths import check_rel_path, doc_uri, topic_prefixes, topic_uri
 from groove.server import prompts
-from groove.server.paths import check_rel_path, doc_uri, topic_prefixes, topic_uri
 from groove.server.state import ServerState
 from groove.server.tools import (
     plain_schema,

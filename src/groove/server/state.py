@@ -19,7 +19,7 @@ from groove.errors import Busy
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
-    from groove.watcher import Watcher
+    from groove.server.watcher import Watcher
 
 
 @dataclass

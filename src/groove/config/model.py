@@ -1,0 +1,383 @@
+"""The ``groove.toml`` model tree: every key, its default and its bounds.
+
+Attribute paths mirror the TOML keys (``cfg.search.fusion.rrf_k``); the one
+exception is ``[search.mmr] lambda``, which is ``cfg.search.mmr.lambda_`` because
+``lambda`` is a Python keyword.
+
+Every model forbids unknown keys, refuses non-finite floats and validates
+strictly (``threshold = "0.3"`` or ``enabled = 1`` is a mistake worth reporting,
+not something to coerce). The reference for users is docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
+
+log = logging.getLogger("groove.config")
+
+CONFIG_FILENAME = "groove.toml"
+DB_FILENAME = ".groove.db"
+GOLDEN_FILENAME = ".groove-eval.yml"
+#: Discovery looks for a ``.git`` in cwd plus at most this many parents.
+MAX_GIT_PARENTS = 19
+
+ALWAYS_EXCLUDED_DIRS = (".git", ".svn", "node_modules")
+DEFAULT_EXCLUDE_DIRS = (".obsidian", ".git", "node_modules", "target", ".vscode", ".idea")
+DEFAULT_BIND = "127.0.0.1:3100"
+
+ModelId = Literal["multilingual-e5-small", "bge-small-en-v1.5", "bge-m3", "multilingual-e5-large"]
+RerankerId = Literal["bge-reranker-base", "jina-reranker-v2-ml", "bge-reranker-v2-m3"]
+MODEL_IDS: tuple[str, ...] = get_args(ModelId)
+RERANKER_IDS: tuple[str, ...] = get_args(RerankerId)
+PARSER_IDS = ("md", "txt", "pdf", "docx", "xlsx", "pptx")
+LEGACY_PARSER_IDS = ("xls", "doc", "ppt")
+
+MAX_TOKENS = 1_000_000
+MAX_K = 100  # a search returns at most 100 hits (SPEC §5), so recall@k beyond is meaningless
+
+_PATH_KEYS = (("kb_path",), ("db_path",), ("model_cache_dir",), ("eval", "golden"))
+_HTTP_TRUSTED_ONLY = ("allowed_hosts", "allowed_origins", "max_sessions")
+_ORIGIN_RE = re.compile(r"^https?://[^\s/]+$")
+_HOSTNAME_RE = re.compile(r"^[A-Za-z0-9.-]+$")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """Split ``"host:port"`` (IPv6 as ``"[::1]:3100"``) into ``(host, port)``.
+
+    The host comes back without brackets, ready for a socket call. Raises
+    ValueError saying what is wrong.
+    """
+    host, sep, port_text = bind.rpartition(":")
+    if not sep or not host:
+        raise ValueError('expected "host:port", e.g. "127.0.0.1:3100"')
+    if host.startswith("["):
+        inner = host[1:-1] if host.endswith("]") else ""
+        try:
+            ipaddress.IPv6Address(inner)
+        except ValueError:
+            raise ValueError(f"{host} is not a bracketed IPv6 address") from None
+        host = inner
+    elif ":" in host:
+        raise ValueError('an IPv6 address needs brackets, e.g. "[::1]:3100"')
+    elif not _HOSTNAME_RE.match(host):
+        raise ValueError(f"{host!r} is not a host name or IP address")
+    if not (port_text.isascii() and port_text.isdigit()):
+        raise ValueError(f"port {port_text!r} is not a number")
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise ValueError(f"port {port} is outside 1..65535")
+    return host, port
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback IPs (127.0.0.0/8, ::1), brackets allowed."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    return list(dict.fromkeys(items))
+
+
+# --------------------------------------------------------------------------- model tree
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        allow_inf_nan=False,
+        populate_by_name=True,
+        protected_namespaces=(),
+    )
+
+
+class QualityFilterConfig(_Section):
+    enabled: bool = Field(True, description="true or false")
+    threshold: float = Field(0.3, ge=0.0, le=1.0, description="a number in [0, 1]")
+
+
+class ParsersConfig(_Section):
+    enabled: list[str] = Field(
+        default_factory=lambda: ["md"],
+        description=f"a non-empty list of parser ids from: {', '.join(PARSER_IDS)}",
+    )
+
+    @field_validator("enabled")
+    @classmethod
+    def _known_ids(cls, ids: list[str]) -> list[str]:
+        if not ids:
+            raise ValueError("an empty list would index nothing")
+        for pid in ids:
+            if pid in LEGACY_PARSER_IDS:
+                raise ValueError(f"{pid!r} is a legacy format, convert to xlsx/docx/pptx")
+            if pid not in PARSER_IDS:
+                raise ValueError(f"{pid!r} is not a parser id")
+        return _unique(ids)
+
+
+class WatchConfig(_Section):
+    enabled: bool = Field(True, description="true or false")
+    debounce_ms: int = Field(500, ge=0, le=60_000, description="an integer in 0..60000")
+
+
+class HttpTransportConfig(_Section):
+    bind: str = Field(
+        DEFAULT_BIND, description='"host:port" with port 1..65535 (IPv6 as "[::1]:3100")'
+    )
+    allowed_hosts: list[str] | None = Field(
+        None, description='a list of Host values such as "notes.lan:3100" (unset: loopback + bind)'
+    )
+    allowed_origins: list[str] | None = Field(
+        None, description='a list of origins such as "http://notes.lan:3100" (unset: loopback)'
+    )
+    healthz_public: bool = Field(True, description="true or false")
+    max_sessions: int = Field(256, ge=1, le=100_000, description="an integer in 1..100000")
+
+    @field_validator("bind")
+    @classmethod
+    def _valid_bind(cls, bind: str) -> str:
+        parse_bind(bind)
+        return bind
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _valid_hosts(cls, hosts: list[str] | None) -> list[str] | None:
+        for host in hosts or []:
+            if not host or any(c.isspace() for c in host) or "/" in host:
+                raise ValueError(f"{host!r} is not a Host value (no scheme, path or spaces)")
+        return hosts
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _valid_origins(cls, origins: list[str] | None) -> list[str] | None:
+        for origin in origins or []:
+            if not _ORIGIN_RE.match(origin):
+                raise ValueError(f"{origin!r} is not an origin like http://host:port")
+        return origins
+
+    @property
+    def host(self) -> str:
+        """The bind host, IPv6 without brackets."""
+        return parse_bind(self.bind)[0]
+
+    @property
+    def port(self) -> int:
+        return parse_bind(self.bind)[1]
+
+
+class TransportConfig(_Section):
+    kind: Literal["stdio", "http"] = Field("stdio", description='"stdio" or "http"')
+    http: HttpTransportConfig = Field(
+        default_factory=HttpTransportConfig, description="a [transport.http] table"
+    )
+
+
+class FusionConfig(_Section):
+    rrf_k: float = Field(60.0, gt=0.0, description="a number > 0")
+    bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
+    bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
+    bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
+
+
+class MmrConfig(_Section):
+    enabled: bool = Field(False, description="true or false")
+    lambda_: float = Field(0.7, alias="lambda", ge=0.0, le=1.0, description="a number in [0, 1]")
+    same_doc_penalty: float = Field(0.0, ge=0.0, description="a number >= 0")
+
+
+class ParentRetrieverConfig(_Section):
+    enabled: bool = Field(False, description="true or false")
+    whole_doc_threshold_tokens: int = Field(
+        100, ge=1, le=MAX_TOKENS, description=f"an integer in 1..{MAX_TOKENS}"
+    )
+    max_expanded_tokens: int = Field(
+        2000, ge=1, le=MAX_TOKENS, description=f"an integer in 1..{MAX_TOKENS}"
+    )
+
+
+class SearchConfig(_Section):
+    min_confidence_ratio: float = Field(1.5, ge=0.0, description="a number >= 0 (0 disables)")
+    fusion: FusionConfig = Field(default_factory=FusionConfig, description="a [search.fusion] table")
+    mmr: MmrConfig = Field(default_factory=MmrConfig, description="a [search.mmr] table")
+    parent_retriever: ParentRetrieverConfig = Field(
+        default_factory=ParentRetrieverConfig, description="a [search.parent_retriever] table"
+    )
+
+
+class ContextualConfig(_Section):
+    enabled: bool = Field(False, description="true or false")
+
+
+class BestPracticeConfig(_Section):
+    path_templates: list[str] = Field(
+        default_factory=list,
+        description='a list of relative paths containing "{target}", e.g. "guides/{target}.md"',
+    )
+
+    @field_validator("path_templates")
+    @classmethod
+    def _templates(cls, templates: list[str]) -> list[str]:
+        for template in templates:
+            if "{target}" not in template:
+                raise ValueError(f"{template!r} does not contain {{target}}")
+            if template.startswith(("/", "\\")) or Path(template).is_absolute():
+                raise ValueError(f"{template!r} is absolute; templates are relative to kb_path")
+        return templates
+
+
+class EvalConfig(_Section):
+    golden: Path | None = Field(
+        None, strict=False, description=f"a path to a golden YAML file (default <kb_path>/{GOLDEN_FILENAME})"
+    )
+    history_size: int = Field(10, ge=1, le=1000, description="an integer in 1..1000")
+    k_values: list[int] = Field(
+        default_factory=lambda: [1, 5, 10],
+        min_length=1,
+        description=f"a non-empty list of integers in 1..{MAX_K}",
+    )
+    regression_threshold: float = Field(0.05, ge=0.0, le=1.0, description="a number in [0, 1]")
+
+    @field_validator("k_values")
+    @classmethod
+    def _k_range(cls, ks: list[int]) -> list[int]:
+        for k in ks:
+            if not 1 <= k <= MAX_K:
+                raise ValueError(f"k = {k} is outside 1..{MAX_K}")
+        return sorted(set(ks))
+
+
+class _Settings(_Section):
+    """Everything a groove.toml may hold; every key optional (the file layer)."""
+
+    kb_path: Path | None = Field(None, strict=False, description="a path to an existing folder")
+    db_path: Path | None = Field(None, strict=False, description=f"a file path (default <kb_path>/{DB_FILENAME})")
+    model: ModelId = Field("multilingual-e5-small", description=f"one of: {', '.join(MODEL_IDS)}")
+    reranker: RerankerId | None = Field(
+        None, description=f"one of: {', '.join(RERANKER_IDS)} (or leave unset)"
+    )
+    rerank_by_default: bool = Field(False, description="true or false")
+    model_cache_dir: Path | None = Field(None, strict=False, description="a folder path")
+    exclude_headings: list[str] = Field(
+        default_factory=list, description="a list of non-empty heading substrings"
+    )
+    exclude_dirs: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_EXCLUDE_DIRS),
+        description="a list of directory base names (no '/'); replaces the default list",
+    )
+    quality_filter: QualityFilterConfig = Field(
+        default_factory=QualityFilterConfig, description="a [quality_filter] table"
+    )
+    parsers: ParsersConfig = Field(default_factory=ParsersConfig, description="a [parsers] table")
+    watch: WatchConfig = Field(default_factory=WatchConfig, description="a [watch] table")
+    transport: TransportConfig = Field(
+        default_factory=TransportConfig, description="a [transport] table"
+    )
+    search: SearchConfig = Field(default_factory=SearchConfig, description="a [search] table")
+    contextual: ContextualConfig = Field(
+        default_factory=ContextualConfig, description="a [contextual] table"
+    )
+    best_practice: BestPracticeConfig = Field(
+        default_factory=BestPracticeConfig, description="a [best_practice] table"
+    )
+    eval: EvalConfig = Field(default_factory=EvalConfig, description="an [eval] table")
+
+    @field_validator("exclude_headings")
+    @classmethod
+    def _headings(cls, headings: list[str]) -> list[str]:
+        if any(not h for h in headings):
+            raise ValueError("an empty substring would exclude every section")
+        return headings
+
+    @field_validator("exclude_dirs")
+    @classmethod
+    def _dir_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or name in (".", "..") or "/" in name or "\\" in name:
+                raise ValueError(
+                    f"{name!r} is not a directory base name (use .grooveignore for paths)"
+                )
+        return _unique(names)
+
+
+class Config(_Settings):
+    """The resolved configuration every module receives.
+
+    ``kb_path`` and ``db_path`` are absolute after :func:`load_config` or
+    :meth:`defaults_for`; ``db_path`` defaults to ``<kb_path>/.groove.db`` and
+    ``eval.golden`` to ``<kb_path>/.groove-eval.yml``. ``source`` is the file the
+    values came from (None: defaults only) and ``trusted`` whether it was given
+    with ``--config`` (True when there is no file).
+    """
+
+    kb_path: Path = Field(strict=False, description="a path to an existing folder")
+    db_path: Path = Field(strict=False, description=f"a file path (default <kb_path>/{DB_FILENAME})")
+
+    _source: Path | None = PrivateAttr(None)
+    _trusted: bool = PrivateAttr(True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_paths(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or data.get("kb_path") is None:
+            return data
+        data = dict(data)
+        kb = Path(data["kb_path"])
+        if data.get("db_path") is None:
+            data["db_path"] = kb / DB_FILENAME
+        ev = data.get("eval")
+        if ev is None:
+            data["eval"] = {"golden": kb / GOLDEN_FILENAME}
+        elif isinstance(ev, Mapping) and ev.get("golden") is None:
+            data["eval"] = {**ev, "golden": kb / GOLDEN_FILENAME}
+        elif isinstance(ev, EvalConfig) and ev.golden is None:
+            data["eval"] = ev.model_copy(update={"golden": kb / GOLDEN_FILENAME})
+        return data
+
+    @property
+    def source(self) -> Path | None:
+        return self._source
+
+    @property
+    def trusted(self) -> bool:
+        return self._trusted
+
+    @classmethod
+    def defaults_for(cls, kb_path: Path | str, *, db_path: Path | str | None = None) -> Config:
+        """Built-in defaults for ``kb_path`` (resolved; must be an existing folder)."""
+        from groove.config._util import _absolute
+        from groove.config.messages import _validate
+        from groove.config.trust import _check_kb_dir
+
+        kb = _absolute(Path(kb_path), Path.cwd())
+        _check_kb_dir(kb, "kb_path")
+        data: dict[str, Any] = {"kb_path": kb}
+        if db_path is not None:
+            data["db_path"] = _absolute(Path(db_path), Path.cwd())
+        return _validate(cls, data, "defaults")
+
+
+
+

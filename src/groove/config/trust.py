@@ -1,0 +1,76 @@
+"""Trust rules for discovered config files.
+
+A file found by discovery is *untrusted*: it may shape search and indexing but
+cannot widen the HTTP exposure, pick the model cache or point ``kb_path`` at the
+home directory (docs/configuration.md, "Trust"). ``--config PATH`` makes a file
+trusted.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from groove.config._util import _exists, _get
+from groove.config.model import _HTTP_TRUSTED_ONLY, _Settings, is_loopback_host
+from groove.errors import ConfigError
+
+log = logging.getLogger("groove.config")
+
+def _unsafe_kb_reason(kb: Path, config_dir: Path) -> str | None:
+    """Why an untrusted file may not choose ``kb`` (SPEC §2 rule c), or None."""
+    if kb.parent == kb:
+        return "it is a filesystem root"
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):
+        home = None
+    if home is not None and kb == home:
+        return "it is the home directory"
+    if home is not None and kb in home.parents:
+        return "it is an ancestor of the home directory"
+    if kb in config_dir.resolve().parents:
+        return "it is an ancestor of the config file's folder"
+    return None
+
+
+def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str | None:
+    """Strip what an untrusted file may not set; return why kb_path was dropped, if it was."""
+    http = _get(raw, ("transport", "http"))
+    if isinstance(http, dict):
+        bind = validated.transport.http
+        if "bind" in http and not is_loopback_host(bind.host):
+            http["bind"] = f"127.0.0.1:{bind.port}"
+            log.warning("%s is untrusted (found by discovery): transport.http.bind %s moved to %s; "
+                        "pass --config to trust it", source, bind.bind, http["bind"])
+        for key in _HTTP_TRUSTED_ONLY:
+            if key in http:
+                del http[key]
+                log.warning("%s is untrusted (found by discovery): transport.http.%s ignored; "
+                            "pass --config to trust it", source, key)
+    if "model_cache_dir" in raw:
+        del raw["model_cache_dir"]
+        log.warning("%s is untrusted (found by discovery): model_cache_dir ignored; "
+                    "pass --config to trust it", source)
+    reason = None
+    if raw.get("kb_path") is not None:
+        reason = _unsafe_kb_reason(raw["kb_path"], source.parent)
+        if reason:
+            log.warning("%s is untrusted (found by discovery): kb_path %s ignored because %s",
+                        source, raw["kb_path"], reason)
+            reason = f"kb_path {raw.pop('kb_path')} in {source} was ignored because {reason}"
+    return reason
+
+
+def _check_kb_dir(kb: Path, origin: str) -> None:
+    if not _exists(kb):
+        raise ConfigError(f"{origin}: kb_path {kb} does not exist; accepted: an existing folder")
+    try:
+        is_dir = kb.is_dir()
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        raise ConfigError(f"{origin}: kb_path {kb} is not a folder; accepted: an existing folder")
+
+

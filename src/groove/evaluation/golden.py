@@ -1,0 +1,201 @@
+"""The golden set: its file, its parsing, and warnings about the set itself.
+
+A hit *matches* an expected entry when the paths are equal and, if the entry
+names a heading, the headings are equal too (docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from groove.errors import GrooveError
+
+log = logging.getLogger("groove.evaluation")
+
+GOLDEN_FILENAME = ".groove-eval.yml"
+
+class GoldenError(GrooveError):
+    """The golden YAML is missing, unreadable or does not have the documented shape."""
+
+
+# --- golden set ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expected:
+    path: str
+    heading: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path}
+        if self.heading is not None:
+            out["heading"] = self.heading
+        return out
+
+
+@dataclass(frozen=True)
+class GoldenQuery:
+    id: str
+    query: str
+    expected: tuple[Expected, ...]
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    path: Path
+    sha256: str
+    queries: tuple[GoldenQuery, ...]
+
+
+def default_golden_path(kb_path: Path, configured: str | os.PathLike[str] | None) -> Path:
+    """``[eval] golden`` (relative to the KB) or ``<kb>/.groove-eval.yml``."""
+    if not configured:
+        return kb_path / GOLDEN_FILENAME
+    path = Path(configured).expanduser()
+    return path if path.is_absolute() else kb_path / path
+
+
+def load_golden(path: Path) -> GoldenSet:
+    """Read and validate a golden file; errors name the entry and the field."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise GoldenError(
+            f"no golden file at {path}: create it with `queries: [{{query, expected: "
+            f"[{{path, heading?}}]}}]` or pass --golden"
+        ) from None
+    except OSError as exc:
+        raise GoldenError(f"cannot read golden file {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise GoldenError(f"golden file {path} is not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        raise GoldenError(f"golden file {path} is not valid YAML: {exc}") from None
+    queries = parse_golden(data, source=str(path))
+    return GoldenSet(path=path, sha256=hashlib.sha256(raw).hexdigest(), queries=queries)
+
+
+def parse_golden(data: Any, *, source: str = "golden file") -> tuple[GoldenQuery, ...]:
+    """Validate the parsed YAML document (a mapping with a non-empty ``queries`` list)."""
+    if not isinstance(data, dict) or "queries" not in data:
+        raise GoldenError(f"{source}: the top level must be a mapping with a `queries` list")
+    unknown = sorted(set(data) - {"queries"})
+    if unknown:
+        raise GoldenError(f"{source}: unknown top-level key(s) {unknown}; only `queries` is accepted")
+    entries = data["queries"]
+    if not isinstance(entries, list) or not entries:
+        raise GoldenError(f"{source}: `queries` must be a non-empty list")
+    out: list[GoldenQuery] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        query = _parse_entry(entry, index, source)
+        if query.id in seen:
+            raise GoldenError(f"{source}: queries[{index}]: duplicate id {query.id!r}; ids must be unique")
+        seen.add(query.id)
+        out.append(query)
+    return tuple(out)
+
+
+def _parse_entry(entry: Any, index: int, source: str) -> GoldenQuery:
+    where = f"{source}: queries[{index}]"
+    if not isinstance(entry, dict):
+        raise GoldenError(f"{where}: must be a mapping with `query` and `expected`")
+    raw_id = entry.get("id", index + 1)
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or str(raw_id).strip() == "":
+        raise GoldenError(f"{where}: field `id` must be a non-empty string or an integer")
+    qid = str(raw_id)
+    where = f"{source}: queries[{index}] (id {qid!r})"
+    unknown = sorted(set(entry) - {"id", "query", "expected"})
+    if unknown:
+        raise GoldenError(f"{where}: unknown field(s) {unknown}; accepted: id, query, expected")
+    query = entry.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise GoldenError(f"{where}: field `query` must be a non-empty string")
+    expected = entry.get("expected")
+    if not isinstance(expected, list) or not expected:
+        raise GoldenError(f"{where}: field `expected` must be a non-empty list of {{path, heading?}}")
+    items = tuple(_parse_expected(item, f"{where}: expected[{j}]") for j, item in enumerate(expected))
+    if len(set(items)) != len(items):
+        raise GoldenError(f"{where}: field `expected` lists the same entry twice")
+    return GoldenQuery(id=qid, query=query, expected=items)
+
+
+def _parse_expected(item: Any, where: str) -> Expected:
+    if isinstance(item, str):
+        item = {"path": item}
+    if not isinstance(item, dict):
+        raise GoldenError(f"{where}: must be a mapping with `path` (and optional `heading`)")
+    unknown = sorted(set(item) - {"path", "heading"})
+    if unknown:
+        raise GoldenError(f"{where}: unknown field(s) {unknown}; accepted: path, heading")
+    path = item.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise GoldenError(f"{where}: field `path` must be a non-empty string (relative to the KB)")
+    heading = item.get("heading")
+    if heading is not None and (not isinstance(heading, str) or not heading.strip()):
+        raise GoldenError(f"{where}: field `heading` must be a non-empty string when given")
+    return Expected(path=path.strip().replace("\\", "/").removeprefix("./"), heading=heading)
+
+
+# --- warnings about the golden set itself ----------------------------------------------
+
+_WS = re.compile(r"\s+")
+
+
+def _normalise(text: str) -> str:
+    return _WS.sub(" ", text).strip().casefold()
+
+
+def quoted_golden_warnings(kb: Any, golden: GoldenSet) -> list[str]:
+    """Warn when one document contains ≥ 2 golden queries verbatim (case-insensitive).
+
+    Such a document makes the golden set measure string matching, not
+    retrieval. Whitespace runs are collapsed so line wrapping cannot hide a quote.
+    """
+    phrases = {_normalise(q.query): q.id for q in golden.queries}
+    warnings: list[str] = []
+    for path in sorted(kb.store.document_hashes()):
+        try:
+            text = _normalise(kb.read_document(path).text)
+        except GrooveError as exc:
+            log.debug("quoted-golden check skipped %s: %s", path, exc)
+            continue
+        quoted = [qid for phrase, qid in phrases.items() if phrase and phrase in text]
+        if len(quoted) >= 2:
+            message = (f"{path} quotes {len(quoted)} golden queries verbatim "
+                       f"(ids {', '.join(quoted)}); paraphrase them so eval measures retrieval")
+            log.warning(message)
+            warnings.append(message)
+    return warnings
+
+
+def _check_expected_paths(kb: Any, golden: GoldenSet) -> list[str]:
+    """Warn about expected entries that cannot match anything (typo'd path or heading)."""
+    warnings: list[str] = []
+    headings: dict[str, set[str | None] | None] = {}
+    for q in golden.queries:
+        for exp in q.expected:
+            if exp.path not in headings:
+                row = kb.store.get_document(exp.path)
+                headings[exp.path] = (
+                    None if row is None else {c.heading for c in kb.store.document_chunks(row.id)}
+                )
+            known = headings[exp.path]
+            if known is None:
+                msg = f"query {q.id!r}: expected path {exp.path!r} is not an indexed document"
+            elif exp.heading is not None and exp.heading not in known:
+                msg = f"query {q.id!r}: {exp.path!r} has no section headed {exp.heading!r}"
+            else:
+                continue
+            log.warning(msg)
+            warnings.append(msg)
+    return warnings

@@ -1,0 +1,171 @@
+"""Run fingerprints and the eval history file.
+
+Each run is appended to ``<kb>/.groove-eval-history.json`` (last
+``history_size`` kept) with a *fingerprint* of everything that shapes the
+ranking, so a run is only ever compared with a previous run of the same setup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from groove.search.request import SearchRequest
+
+if TYPE_CHECKING:
+    from groove.evaluation.report import EvalReport
+
+log = logging.getLogger("groove.evaluation")
+
+HISTORY_FILENAME = ".groove-eval-history.json"
+HISTORY_VERSION = 1
+#: Metrics are compared after rounding to this many places, so float noise is "same".
+_COMPARE_DIGITS = 6
+
+ARROW_UP = "↑"
+ARROW_DOWN = "↓"
+MARK_WITHIN = "·"
+MARK_SAME = "—"
+# --- fingerprint, corpus digest ---------------------------------------------------
+
+
+def _as_dict(section: Any) -> dict[str, Any]:
+    """A config section as plain data (pydantic by alias, dataclass or namespace)."""
+    if section is None:
+        return {}
+    if hasattr(section, "model_dump"):
+        return section.model_dump(mode="json", by_alias=True)
+    if dataclasses.is_dataclass(section):
+        return dataclasses.asdict(section)
+    return dict(vars(section))
+
+
+def build_fingerprint(config: Any, request: SearchRequest, golden_sha256: str) -> dict[str, Any]:
+    """Everything that shapes the ranking, with per-call overrides applied.
+
+    Beyond the SPEC list (model, reranker, fusion, MMR, parent settings, golden
+    hash) it includes the request's filters: a run restricted to one category
+    is not comparable with an unrestricted one.
+    """
+    rerank = config.rerank_by_default if request.rerank is None else request.rerank
+    mmr = _as_dict(config.search.mmr)
+    if request.mmr is not None:
+        mmr["enabled"] = request.mmr
+    if request.mmr_lambda is not None:
+        mmr["lambda"] = request.mmr_lambda
+    if request.mmr_same_doc_penalty is not None:
+        mmr["same_doc_penalty"] = request.mmr_same_doc_penalty
+    parent = _as_dict(config.search.parent_retriever)
+    if request.parent_retriever is not None:
+        parent["enabled"] = request.parent_retriever
+    filters = {
+        name: getattr(request, name)
+        for name in ("category", "topic", "path_globs", "tags_any", "tags_all", "date_from",
+                     "date_to", "min_quality", "include_low_quality")
+        if getattr(request, name) not in (None, False)
+    }
+    return {
+        "model": config.model,
+        "reranker": config.reranker if rerank else None,
+        "fusion": _as_dict(config.search.fusion),
+        "mmr": mmr,
+        "parent_retriever": parent,
+        "filters": filters,
+        "golden_sha256": golden_sha256,
+    }
+
+
+def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
+    canonical = json.dumps(fingerprint, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def corpus_digest(hashes: dict[str, str]) -> str:
+    """sha256 over the sorted (path, sha256) pairs of the indexed documents."""
+    digest = hashlib.sha256()
+    for path, sha in sorted(hashes.items()):
+        digest.update(f"{path}\0{sha}\n".encode())
+    return digest.hexdigest()
+
+
+# --- comparison and history ---------------------------------------------------------
+
+
+def compare_metrics(
+    current: dict[str, float], previous: dict[str, float], threshold: float
+) -> tuple[dict[str, str], bool]:
+    """Marks per metric present in both runs, and whether any dropped beyond ``threshold``."""
+    marks: dict[str, str] = {}
+    regressed = False
+    for name, value in current.items():
+        if name not in previous or not isinstance(previous[name], (int, float)):
+            continue
+        delta = round(value - float(previous[name]), _COMPARE_DIGITS)
+        if delta > threshold:
+            marks[name] = ARROW_UP
+        elif delta < -threshold:
+            marks[name] = ARROW_DOWN
+            regressed = True
+        elif delta == 0:
+            marks[name] = MARK_SAME
+        else:
+            marks[name] = MARK_WITHIN
+    return marks, regressed
+
+
+def load_history(path: Path) -> list[dict[str, Any]]:
+    """Past runs, oldest first; an unreadable file is reported and treated as empty."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        log.warning("ignoring unreadable eval history %s (%s); it will be rewritten", path, exc)
+        return []
+    runs = data.get("runs") if isinstance(data, dict) else None
+    if not isinstance(runs, list):
+        log.warning("ignoring eval history %s: no `runs` list; it will be rewritten", path)
+        return []
+    return [r for r in runs if isinstance(r, dict) and isinstance(r.get("metrics"), dict)]
+
+
+def save_history(path: Path, runs: list[dict[str, Any]], history_size: int) -> None:
+    """Keep the newest ``history_size`` runs; written atomically (temp file + rename)."""
+    kept = runs[-history_size:] if history_size > 0 else []
+    payload = json.dumps({"version": HISTORY_VERSION, "runs": kept}, ensure_ascii=False, indent=2)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(payload + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("could not write eval history %s: %s", path, exc.strerror or exc)
+
+
+def previous_compatible_run(runs: list[dict[str, Any]], fp_hash: str) -> dict[str, Any] | None:
+    for run in reversed(runs):
+        if run.get("fingerprint_hash") == fp_hash:
+            return run
+    return None
+
+
+def _history_entry(report: EvalReport) -> dict[str, Any]:
+    return {
+        "timestamp": report.timestamp,
+        "metrics": report.metrics,
+        "fingerprint": report.fingerprint,
+        "fingerprint_hash": report.fingerprint_hash,
+        "corpus_digest": report.corpus_digest,
+        "queries": len(report.queries),
+    }
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
+
+

@@ -1,0 +1,108 @@
+"""`groove eval`: retrieval quality against a golden set, with history.
+
+Every query is sent through the real facade, ``kb.search``, with the caller's
+shared search flags, so the numbers describe what a user of ``groove search``
+would get.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from groove.evaluation.golden import (
+    GoldenQuery,
+    _check_expected_paths,
+    default_golden_path,
+    load_golden,
+    quoted_golden_warnings,
+)
+from groove.evaluation.history import (
+    HISTORY_FILENAME,
+    _history_entry,
+    _now_iso,
+    build_fingerprint,
+    compare_metrics,
+    corpus_digest,
+    fingerprint_hash,
+    load_history,
+    previous_compatible_run,
+    save_history,
+)
+from groove.evaluation.metrics import expected_ranks, query_metrics
+from groove.evaluation.report import EvalReport, QueryResult
+from groove.search.request import SearchRequest
+
+log = logging.getLogger("groove.evaluation")
+
+def run_eval(
+    kb: Any,
+    base_request: SearchRequest | None = None,
+    *,
+    golden_path: Path | None = None,
+    record_history: bool = True,
+) -> EvalReport:
+    """Run the golden set through ``kb.search`` and compare with the last compatible run.
+
+    ``kb`` is a :class:`groove.kb.KnowledgeBase` (typed loosely so this module
+    does not import the facade). ``base_request`` carries the shared search
+    flags; its ``query`` and ``limit`` are replaced per query (limit = the
+    deepest k). ``record_history=False`` compares but does not append.
+    """
+    config = kb.config
+    eval_cfg = config.eval
+    k_values = sorted({int(k) for k in eval_cfg.k_values})
+    golden = load_golden(golden_path or default_golden_path(kb.kb_path, eval_cfg.golden))
+    base = base_request or SearchRequest(query="")
+    kb.ensure_index()
+
+    results = [_run_query(kb, base, q, k_values) for q in golden.queries]
+    metrics = aggregate(results, k_values)
+    fingerprint = build_fingerprint(config, base, golden.sha256)
+    fp_hash = fingerprint_hash(fingerprint)
+    corpus = corpus_digest(kb.store.document_hashes())
+    threshold = float(eval_cfg.regression_threshold)
+    report = EvalReport(
+        golden_path=str(golden.path), timestamp=_now_iso(), k_values=k_values, metrics=metrics,
+        queries=results, fingerprint=fingerprint, fingerprint_hash=fp_hash,
+        corpus_digest=corpus, regression_threshold=threshold,
+    )
+    report.warnings.extend(_check_expected_paths(kb, golden))
+    report.warnings.extend(quoted_golden_warnings(kb, golden))
+
+    history_path = kb.kb_path / HISTORY_FILENAME
+    report.history_path = str(history_path)
+    history = load_history(history_path)
+    previous = previous_compatible_run(history, fp_hash)
+    if previous is not None:
+        report.previous = {k: previous.get(k) for k in ("timestamp", "metrics", "corpus_digest")}
+        report.marks, report.regressed = compare_metrics(metrics, previous["metrics"], threshold)
+    if record_history:
+        history.append(_history_entry(report))
+        save_history(history_path, history, int(eval_cfg.history_size))
+    return report
+
+
+def _run_query(kb: Any, base: SearchRequest, q: GoldenQuery, k_values: list[int]) -> QueryResult:
+    request = dataclasses.replace(base, query=q.query, limit=max(k_values))
+    response = kb.search(request)
+    ranking = [(hit.path, hit.heading) for hit in response.results]
+    ranks = expected_ranks(ranking, q.expected)
+    return QueryResult(id=q.id, query=q.query, expected=q.expected, ranks=ranks,
+                       metrics=query_metrics(ranks, k_values), top=ranking)
+
+
+def aggregate(results: Sequence[QueryResult], k_values: Sequence[int]) -> dict[str, float]:
+    """Means over all queries, plus ``multi_recall@k`` over queries with ≥ 2 expected."""
+    names = list(results[0].metrics) if results else []
+    out = {name: sum(r.metrics[name] for r in results) / len(results) for name in names}
+    multi = [r for r in results if r.multi_answer]
+    if multi:
+        for k in k_values:
+            out[f"multi_recall@{k}"] = sum(r.metrics[f"recall@{k}"] for r in multi) / len(multi)
+    return out
+
+

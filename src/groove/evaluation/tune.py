@@ -1,0 +1,279 @@
+"""`groove tune`: sweep the fusion parameters over the golden set (SPEC §11).
+
+The grid is ``rrf_k`` × the three bm25 column weights. Choosing the best cell
+on the same queries that score it would flatter the winner, so the choice is
+judged by *nested leave-one-query-out* cross-validation: for every query, the
+best cell is picked on the other n−1 queries and scored on the held-out one.
+The mean of those held-out reciprocal ranks estimates what "tune, then use the
+result" is worth; it is compared with the held-out (i.e. plain) MRR of the
+current settings, which involve no selection at all.
+
+Efficiency: each query is embedded once (a memoising wrapper around the
+embedder is shared by every grid cell); every cell then runs the real
+``kb.search`` with its own fusion settings, so tune measures exactly what
+search would do. Nothing is written: the result is a paste-ready block.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from groove.embedders.base import Embedder
+from groove.evaluation import (
+    GoldenError,
+    GoldenQuery,
+    default_golden_path,
+    expected_ranks,
+    load_golden,
+    reciprocal_rank,
+)
+from groove.search.request import SearchRequest
+
+log = logging.getLogger("groove.evaluation.tune")
+
+RRF_K_VALUES = (10.0, 30.0, 60.0, 100.0)
+HEADING_WEIGHTS = (1.0, 2.0, 4.0)
+CONTEXT_WEIGHTS = (0.5, 1.0)
+CONTENT_WEIGHTS = (1.0,)
+#: Search depth per query; a relevant hit deeper than this counts as reciprocal rank 0.
+SEARCH_DEPTH = 10
+#: The cross-validated MRR must beat the current settings by more than this to recommend a change.
+MIN_GAIN = 0.01
+
+
+@dataclass(frozen=True, order=True)
+class FusionParams:
+    rrf_k: float
+    bm25_heading_weight: float
+    bm25_context_weight: float
+    bm25_content_weight: float
+
+    def label(self) -> str:
+        return (f"rrf_k={self.rrf_k:g} heading={self.bm25_heading_weight:g} "
+                f"context={self.bm25_context_weight:g} content={self.bm25_content_weight:g}")
+
+    def toml_block(self) -> str:
+        return "\n".join([
+            "[search.fusion]",
+            f"rrf_k = {self.rrf_k:.1f}",
+            f"bm25_heading_weight = {self.bm25_heading_weight:.1f}",
+            f"bm25_context_weight = {self.bm25_context_weight:.1f}",
+            f"bm25_content_weight = {self.bm25_content_weight:.1f}",
+        ])
+
+
+def default_grid() -> list[FusionParams]:
+    return [FusionParams(*cell) for cell in itertools.product(
+        RRF_K_VALUES, HEADING_WEIGHTS, CONTEXT_WEIGHTS, CONTENT_WEIGHTS)]
+
+
+def params_of(config: Any) -> FusionParams:
+    f = config.search.fusion
+    return FusionParams(float(f.rrf_k), float(f.bm25_heading_weight),
+                        float(f.bm25_context_weight), float(f.bm25_content_weight))
+
+
+# --- the selection procedure (pure; unit-tested on hand-made scores) --------------
+
+
+@dataclass
+class CrossValidation:
+    baseline: FusionParams
+    baseline_mrr: float  # held-out MRR of the current settings (no selection involved)
+    cv_mrr: float  # mean held-out reciprocal rank of "pick the best on the other queries"
+    picks: Counter[FusionParams]  # how often each cell won an inner loop
+    full_best: FusionParams  # the cell chosen on every query (what would be pasted)
+    full_best_mrr: float
+
+
+def _best(scores: dict[FusionParams, float], baseline: FusionParams, order: Sequence[FusionParams]) -> FusionParams:
+    """Highest score; ties go to the baseline, then to grid order (deterministic)."""
+    top = max(scores.values())
+    if scores[baseline] >= top - 1e-12:
+        return baseline
+    return next(p for p in order if scores[p] >= top - 1e-12)
+
+
+def nested_loqo(rr: dict[FusionParams, Sequence[float]], baseline: FusionParams) -> CrossValidation:
+    """Leave-one-query-out over ``rr[cell][query]`` reciprocal ranks.
+
+    The inner loop is a mean over the n−1 remaining queries (there is nothing
+    else to fit), so it is computed from column sums rather than re-run.
+    """
+    if baseline not in rr:
+        raise ValueError("the baseline must be one of the swept cells")
+    order = list(rr)
+    matrix = np.array([rr[p] for p in order], dtype=float)
+    n = matrix.shape[1]
+    if n < 2:
+        raise GoldenError("tune needs at least 2 golden queries for leave-one-out cross-validation")
+    totals = matrix.sum(axis=1)
+    held: list[float] = []
+    picks: Counter[FusionParams] = Counter()
+    for i in range(n):
+        inner = {p: (totals[row] - matrix[row, i]) / (n - 1) for row, p in enumerate(order)}
+        chosen = _best(inner, baseline, order)
+        picks[chosen] += 1
+        held.append(float(matrix[order.index(chosen), i]))
+    full = {p: totals[row] / n for row, p in enumerate(order)}
+    best = _best(full, baseline, order)
+    return CrossValidation(baseline=baseline, baseline_mrr=float(full[baseline]),
+                           cv_mrr=float(np.mean(held)), picks=picks,
+                           full_best=best, full_best_mrr=float(full[best]))
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+@dataclass
+class TuneReport:
+    queries: int
+    cv: CrossValidation
+    table: list[tuple[FusionParams, float]]  # every cell with its full-set MRR, best first
+    min_gain: float = MIN_GAIN
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def recommendation(self) -> FusionParams | None:
+        """The cell to paste, or None for "keep the defaults"."""
+        cv = self.cv
+        if cv.full_best == cv.baseline or cv.cv_mrr <= cv.baseline_mrr + self.min_gain:
+            return None
+        return cv.full_best
+
+    def to_json(self) -> dict[str, Any]:
+        rec = self.recommendation
+        return {
+            "queries": self.queries,
+            "baseline": dataclasses.asdict(self.cv.baseline),
+            "baseline_heldout_mrr": self.cv.baseline_mrr,
+            "tuned_heldout_mrr": self.cv.cv_mrr,
+            "full_set_best": dataclasses.asdict(self.cv.full_best),
+            "full_set_best_mrr": self.cv.full_best_mrr,
+            "recommendation": dataclasses.asdict(rec) if rec else None,
+            "inner_picks": [{"params": dataclasses.asdict(p), "folds": c}
+                            for p, c in self.cv.picks.most_common()],
+            "grid": [{"params": dataclasses.asdict(p), "mrr": m} for p, m in self.table],
+        }
+
+    def render_text(self) -> str:
+        cv = self.cv
+        lines = [
+            f"Swept {len(self.table)} fusion settings over {self.queries} golden queries "
+            "(nested leave-one-query-out).",
+            f"  current settings ({cv.baseline.label()}): held-out MRR {cv.baseline_mrr:.3f}",
+            f"  tuned by cross-validation:                 held-out MRR {cv.cv_mrr:.3f}",
+            f"  best on all queries: {cv.full_best.label()} (MRR {cv.full_best_mrr:.3f})",
+            "  inner-loop winners: " + ", ".join(
+                f"{p.label()} ×{c}" for p, c in cv.picks.most_common(3)),
+        ]
+        rec = self.recommendation
+        if rec is None:
+            gain = cv.cv_mrr - cv.baseline_mrr
+            lines.append(f"keep the defaults: tuning gains {gain:+.3f} held-out MRR "
+                         f"(needs > {self.min_gain:.3f} to be worth a change)")
+        else:
+            lines.append("Paste into groove.toml:")
+            lines.append(rec.toml_block())
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+# --- running the sweep ------------------------------------------------------------------
+
+
+class _MemoEmbedder(Embedder):
+    """Wraps an embedder so each distinct query is embedded once across the sweep."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._cache: dict[str, np.ndarray] = {}
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.max_input_tokens = inner.max_input_tokens
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._cache:
+            self._cache[text] = self._inner.embed_query(text)
+        return self._cache[text]
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._inner.embed_passages(texts)
+
+    def token_count(self, text: str) -> int:
+        return self._inner.token_count(text)
+
+
+def with_fusion(config: Any, params: FusionParams) -> Any:
+    """A copy of ``config`` with these fusion values (pydantic ``model_copy``)."""
+    fusion = config.search.fusion.model_copy(update=dataclasses.asdict(params))
+    search = config.search.model_copy(update={"fusion": fusion})
+    return config.model_copy(update={"search": search})
+
+
+def _default_kb_factory(config: Any, embedder: Any) -> Any:
+    from groove.kb import KnowledgeBase
+
+    return KnowledgeBase(config, embedder=embedder)
+
+
+def sweep(
+    kb: Any,
+    queries: Sequence[GoldenQuery],
+    grid: Sequence[FusionParams],
+    base_request: SearchRequest,
+    kb_factory: Callable[[Any, Any], Any] = _default_kb_factory,
+) -> dict[FusionParams, list[float]]:
+    """Reciprocal rank of every query under every grid cell, via the real search."""
+    embedder = _MemoEmbedder(kb.embedder)
+    out: dict[FusionParams, list[float]] = {}
+    for params in grid:
+        cell_kb = kb_factory(with_fusion(kb.config, params), embedder)
+        try:
+            out[params] = [
+                reciprocal_rank(expected_ranks(
+                    [(h.path, h.heading) for h in cell_kb.search(
+                        dataclasses.replace(base_request, query=q.query, limit=SEARCH_DEPTH)).results],
+                    q.expected))
+                for q in queries
+            ]
+        finally:
+            cell_kb.close()
+        log.debug("tune %s: MRR %.3f", params.label(), sum(out[params]) / len(queries))
+    return out
+
+
+def run_tune(
+    kb: Any,
+    base_request: SearchRequest | None = None,
+    *,
+    golden_path: Path | None = None,
+    grid: Sequence[FusionParams] | None = None,
+    min_gain: float = MIN_GAIN,
+    kb_factory: Callable[[Any, Any], Any] = _default_kb_factory,
+) -> TuneReport:
+    """Sweep, cross-validate and report; applies nothing."""
+    golden = load_golden(golden_path or default_golden_path(kb.kb_path, kb.config.eval.golden))
+    if len(golden.queries) < 2:
+        raise GoldenError(f"{golden.path}: tune needs at least 2 queries for cross-validation")
+    kb.ensure_index()
+    baseline = params_of(kb.config)
+    cells = list(grid or default_grid())
+    if baseline not in cells:
+        cells.insert(0, baseline)
+    rr = sweep(kb, golden.queries, cells, base_request or SearchRequest(query=""), kb_factory)
+    cv = nested_loqo(rr, baseline)
+    table = sorted(((p, sum(v) / len(v)) for p, v in rr.items()), key=lambda t: (-t[1], t[0]))
+    report = TuneReport(queries=len(golden.queries), cv=cv, table=table, min_gain=min_gain)
+    if len(golden.queries) < 10:
+        report.warnings.append(f"only {len(golden.queries)} golden queries: the held-out evidence is thin")
+    return report

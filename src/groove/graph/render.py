@@ -1,0 +1,168 @@
+"""Connection-graph renderers: plain text, Graphviz DOT and a self-contained SVG.
+"""
+
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from xml.sax.saxutils import escape as _xml_escape
+
+
+# --- rendering ----------------------------------------------------------------------
+def _truncation_note(graph: dict[str, Any]) -> str | None:
+    items = graph.get("truncation") or []
+    if not graph.get("truncated") or not items:
+        return None
+    parts = [f"{t['reason']} limit {t['limit']}: {t['remedy']}" for t in items]
+    return "truncated - " + "; ".join(parts)
+
+
+def render_text(graph: dict[str, Any]) -> str:
+    """LLM-friendly blocks separated by ``---`` (path, heading, score, then the snippet)."""
+    stats = graph.get("stats", {})
+    header = [
+        f"start: {graph.get('start')}",
+        f"nodes: {stats.get('total_nodes', len(graph['nodes']))}  seeds: {stats.get('seeds_used')}"
+        f"  knn queries: {stats.get('knn_queries')}",
+    ]
+    note = _truncation_note(graph)
+    if note:
+        header.append(note)
+    blocks = ["\n".join(header)]
+    for node in graph["nodes"]:
+        lines = [
+            f"path: {node['path']}",
+            f"heading: {node['heading'] if node['heading'] is not None else '(none)'}",
+            f"score: {node['score']:.3f}  depth: {node['depth']}  id: {node['id']}"
+            f"  parent: {node['parent_id'] or '-'}",
+        ]
+        if node.get("snippet"):
+            lines.append("")
+            lines.append(node["snippet"])
+        blocks.append("\n".join(lines))
+    return "\n---\n".join(blocks) + "\n"
+
+
+#: One fill colour per depth (0..3), light enough for black text.
+DEPTH_COLOURS = ("#f4a261", "#8ecae6", "#b7e4c7", "#e9c6f5")
+
+
+def _colour(depth: int) -> str:
+    return DEPTH_COLOURS[min(max(depth, 0), len(DEPTH_COLOURS) - 1)]
+
+
+def _dot_quote(text: str) -> str:
+    text = _xml_safe(text).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("\r", " ").replace("\n", "\\n") + '"'
+
+
+def _node_label(node: dict[str, Any], width: int = 40) -> tuple[str, str]:
+    return _clip(node["path"], width), _clip(node["heading"] or "(document)", width)
+
+
+def render_dot(graph: dict[str, Any]) -> str:
+    """Graphviz source: left-to-right, nodes filled by depth, edges labelled with similarity."""
+    lines = ["digraph groove {", "  rankdir=LR;",
+             '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];']
+    note = _truncation_note(graph)
+    title = f"groove graph from {graph.get('start')}" + (f"\n{note}" if note else "")
+    lines.append(f"  labelloc=t; label={_dot_quote(title)};")
+    for node in graph["nodes"]:
+        path, heading = _node_label(node)
+        lines.append(
+            f"  {_dot_quote(node['id'])} [label={_dot_quote(path + chr(10) + heading)}, "
+            f"fillcolor={_dot_quote(_colour(node['depth']))}, tooltip={_dot_quote(node.get('snippet') or '')}];"
+        )
+    for node in graph["nodes"]:
+        if node["parent_id"] is not None:
+            score = _dot_quote(format(node["score"], ".2f"))
+            lines.append(
+                f"  {_dot_quote(node['parent_id'])} -> {_dot_quote(node['id'])} [label={score}];"
+            )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_safe(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry at all (control characters, lone surrogates)."""
+    return _XML_INVALID.sub("\ufffd", text)
+
+
+def _esc(text: str) -> str:
+    return _xml_escape(_xml_safe(text), {'"': "&quot;"})
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# SVG geometry (pixels).
+_BOX_W, _BOX_H, _COL_GAP, _ROW_GAP, _MARGIN, _TOP = 260, 44, 90, 14, 20, 56
+
+
+def _layout(nodes: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Top-left corner of each node: one column per depth, rows in BFS order."""
+    rows_used: dict[int, int] = {}
+    pos: dict[str, tuple[float, float]] = {}
+    for node in nodes:
+        d = node["depth"]
+        r = rows_used.get(d, 0)
+        rows_used[d] = r + 1
+        pos[node["id"]] = (_MARGIN + d * (_BOX_W + _COL_GAP), _TOP + r * (_BOX_H + _ROW_GAP))
+    return pos
+
+
+def render_svg(graph: dict[str, Any]) -> str:
+    """A self-contained SVG drawn without Graphviz: layered by depth, coloured, edges labelled."""
+    nodes = graph["nodes"]
+    pos = _layout(nodes)
+    max_depth = max((n["depth"] for n in nodes), default=0)
+    max_rows = max((sum(1 for n in nodes if n["depth"] == d) for d in range(max_depth + 1)), default=1)
+    width = 2 * _MARGIN + (max_depth + 1) * _BOX_W + max_depth * _COL_GAP
+    height = _TOP + max(max_rows, 1) * (_BOX_H + _ROW_GAP) + _MARGIN
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
+        f"<title>{_esc('groove graph from ' + str(graph.get('start')))}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{_MARGIN}" y="20" font-size="13" font-weight="bold">'
+        f"{_esc('Connections of ' + str(graph.get('start')))}</text>",
+    ]
+    note = _truncation_note(graph)
+    if note:
+        out.append(f'<text class="truncation" x="{_MARGIN}" y="38" fill="#b00020">{_esc(note)}</text>')
+    for d in range(max_depth + 1):
+        x = _MARGIN + d * (_BOX_W + _COL_GAP)
+        out.append(f'<text x="{x}" y="{_TOP - 6}" fill="#555555">depth {d}</text>')
+    out.append('<g class="edges" stroke="#888888" fill="none">')
+    for node in nodes:
+        parent = node["parent_id"]
+        if parent is None or parent not in pos:
+            continue
+        (px, py), (cx, cy) = pos[parent], pos[node["id"]]
+        x1, y1, x2, y2 = px + _BOX_W, py + _BOX_H / 2, cx, cy + _BOX_H / 2
+        out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/>')
+        out.append(
+            f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 3:.1f}" stroke="none" '
+            f'fill="#333333" font-size="10" text-anchor="middle">{node["score"]:.2f}</text>'
+        )
+    out.append("</g>")
+    for node in nodes:
+        x, y = pos[node["id"]]
+        path, heading = _node_label(node)
+        out.append(f'<g class="node" data-depth="{node["depth"]}">')
+        out.append(f"<title>{_esc(node.get('snippet') or node['path'])}</title>")
+        out.append(
+            f'<rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="6" '
+            f'fill="{_colour(node["depth"])}" stroke="#444444"/>'
+        )
+        out.append(f'<text x="{x + 8}" y="{y + 17}" font-weight="bold">{_esc(path)}</text>')
+        out.append(f'<text x="{x + 8}" y="{y + 34}">{_esc(heading)}</text>')
+        out.append("</g>")
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

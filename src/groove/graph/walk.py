@@ -1,0 +1,323 @@
+"""The connection-graph walk: BFS over embedding similarity from one document.
+
+See docs/graph.md for the shape of the walk (seeds, expansion, bounds).
+
+The vector matrix and chunk metadata are cached per store and refreshed when
+``store.generation()`` changes, so a server answering many graph calls reads
+SQLite once per index change.
+"""
+
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from groove.errors import NotFound
+from groove.graph.params import (
+    MAX_NODES_RANGE,
+    MAX_SEED_CHUNKS_RANGE,
+    SNIPPET_CHARS,
+    GraphParams,
+    validate_graph_args,
+)
+from groove.models import ChunkRow
+
+log = logging.getLogger("groove.graph")
+
+# --- the per-store cache ------------------------------------------------------------
+@dataclass
+class _Snapshot:
+    """Everything the walk needs from the store, valid for one generation."""
+
+    generation: int
+    meta: list[ChunkRow]  # one per matrix row, same order
+    matrix: np.ndarray  # float32 [n, dim], rows unit length
+    row_of: dict[int, int]  # chunk id -> row
+    doc_ids: np.ndarray  # int64 [n]
+    quality: np.ndarray  # float64 [n]
+    binary: np.ndarray  # bool [n]
+    docs: dict[int, tuple[str, str | None, str | None]]  # doc id -> (path, category, topic)
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, _Snapshot] = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def _snapshot(store: Any) -> _Snapshot:
+    generation = store.generation()
+    with _CACHE_LOCK:
+        cached = _CACHE.get(store)
+        if cached is not None and cached.generation == generation:
+            return cached
+    ids, matrix = store.load_vectors()
+    by_id = {row.id: row for row in store.all_chunks_meta()}
+    keep = [i for i, cid in enumerate(ids.tolist()) if cid in by_id]  # skip orphan vectors
+    matrix = np.asarray(matrix, dtype=np.float32)[keep] if len(keep) else np.zeros((0, 0), np.float32)
+    if matrix.size:
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    meta = [by_id[int(ids[i])] for i in keep]
+    snap = _Snapshot(
+        generation=generation,
+        meta=meta,
+        matrix=matrix,
+        row_of={row.id: r for r, row in enumerate(meta)},
+        doc_ids=np.fromiter((row.doc_id for row in meta), dtype=np.int64, count=len(meta)),
+        quality=np.fromiter((row.quality for row in meta), dtype=np.float64, count=len(meta)),
+        binary=np.fromiter((row.binary_format for row in meta), dtype=bool, count=len(meta)),
+        docs={row.doc_id: (row.path, row.category, row.topic) for row in meta},
+    )
+    with _CACHE_LOCK:
+        _CACHE[store] = snap
+    return snap
+
+
+# --- the walk ---------------------------------------------------------------------
+def _quality_floor(config: Any) -> float | None:
+    """The quality threshold hiding chunks from graph results, or None when the filter is off."""
+    qf = getattr(config, "quality_filter", None)
+    if qf is None or not getattr(qf, "enabled", True):
+        return None
+    return float(getattr(qf, "threshold", 0.3))
+
+
+def _hidden(row: ChunkRow, floor: float | None) -> bool:
+    return floor is not None and not row.binary_format and row.quality < floor
+
+
+def _excluded(path: str, excludes: tuple[str, ...]) -> bool:
+    return any(path == e or path.startswith(e + "/") for e in excludes)
+
+
+def _eligible_mask(snap: _Snapshot, params: GraphParams, start_doc_id: int,
+                   floor: float | None) -> np.ndarray:
+    """Rows that may become neighbours: filters are decided per document, then broadcast."""
+    refused = [
+        doc_id for doc_id, (path, category, topic) in snap.docs.items()
+        if doc_id == start_doc_id
+        or (params.category is not None and category != params.category)
+        or (params.topic is not None and topic != params.topic)
+        or _excluded(path, params.exclude_paths)
+    ]
+    mask = ~np.isin(snap.doc_ids, np.array(refused, dtype=np.int64))
+    if floor is not None:
+        mask &= snap.binary | (snap.quality >= floor)
+    return mask
+
+
+def _ranked(scores: np.ndarray, valid: np.ndarray, first_block: int) -> Iterator[int]:
+    """Rows with ``valid`` set, best score first (ties by row), computed lazily in blocks."""
+    candidates = np.flatnonzero(valid)
+    if candidates.size == 0:
+        return
+    cand_scores = scores[candidates]
+    done = 0
+    block = max(1, first_block)
+    while done < candidates.size:
+        block = min(block, candidates.size)
+        if block < candidates.size:
+            top = np.argpartition(-cand_scores, block - 1)[:block]
+        else:
+            top = np.arange(candidates.size)
+        order = top[np.lexsort((candidates[top], -cand_scores[top]))]
+        for pos in order[done:]:
+            yield int(candidates[pos])
+        done = block
+        block *= 4
+
+
+class _Walk:
+    """Mutable state of one BFS: nodes so far, what is taken, counters, truncations."""
+
+    def __init__(self, snap: _Snapshot, params: GraphParams, eligible: np.ndarray) -> None:
+        self.snap = snap
+        self.params = params
+        self.eligible = eligible
+        self.nodes: list[dict[str, Any]] = []
+        self.rows_taken: set[int] = set()
+        self.docs_taken: set[int] = set()
+        self.knn_queries = 0
+        self.budget_hit = False
+
+    def add(self, node: dict[str, Any]) -> bool:
+        """Append ``node`` unless the budget is full (then remember that something was dropped)."""
+        if len(self.nodes) >= self.params.max_nodes:
+            self.budget_hit = True
+            return False
+        self.nodes.append(node)
+        return True
+
+    def neighbours(self, vector: np.ndarray) -> Iterator[tuple[int, float]]:
+        """Eligible rows not yet taken, most similar first, down to ``min_similarity``."""
+        self.knn_queries += 1
+        scores = self.snap.matrix @ vector
+        valid = self.eligible & (scores >= self.params.min_similarity - 1e-6)
+        taken = len(self.rows_taken)
+        for row in _ranked(scores, valid, self.params.fan_out * 4 + taken + 16):
+            if row in self.rows_taken:
+                continue
+            if self.params.dedup_by_path and int(self.snap.doc_ids[row]) in self.docs_taken:
+                continue
+            yield row, float(scores[row])
+
+    def take(self, row: int) -> None:
+        self.rows_taken.add(row)
+        self.docs_taken.add(int(self.snap.doc_ids[row]))
+
+
+def _chunk_node(row: ChunkRow, *, depth: int, parent: str | None, score: float) -> dict[str, Any]:
+    return {
+        "id": f"chunk:{row.id}",
+        "parent_id": parent,
+        "depth": depth,
+        "score": round(score, 6),
+        "path": row.path,
+        "heading": row.heading,
+        "chunk_id": row.id,
+    }
+
+
+def _seed_rows(snap: _Snapshot, store: Any, doc_id: int, floor: float | None) -> list[int]:
+    """Matrix rows of the start document in chunk order, low-quality ones only as a last resort."""
+    chunks = store.document_chunks(doc_id)
+    rows = [snap.row_of[c.id] for c in chunks if c.id in snap.row_of]
+    good = [r for r in rows if not _hidden(snap.meta[r], floor)]
+    return good or rows
+
+
+def _expand(walk: _Walk, frontier: list[tuple[dict[str, Any], np.ndarray]], depth: int
+            ) -> list[tuple[dict[str, Any], np.ndarray]]:
+    """One BFS level; stops at the first eligible node that no longer fits the budget."""
+    nxt: list[tuple[dict[str, Any], np.ndarray]] = []
+    for parent, vector in frontier:
+        for added, (row, score) in enumerate(walk.neighbours(vector)):
+            if added >= walk.params.fan_out:
+                break
+            node = _chunk_node(walk.snap.meta[row], depth=depth, parent=parent["id"], score=score)
+            if not walk.add(node):
+                return nxt
+            walk.take(row)
+            nxt.append((node, walk.snap.matrix[row]))
+    return nxt
+
+
+def connection_graph(
+    kb: Any,
+    *,
+    start: str,
+    depth: int = 2,
+    fan_out: int = 5,
+    min_similarity: float = 0.3,
+    seed_strategy: str = "all_chunks",
+    max_seed_chunks: int = 32,
+    max_nodes: int = 100,
+    dedup_by_path: bool = False,
+    category: str | None = None,
+    topic: str | None = None,
+    exclude_paths: list[str] | None = None,
+) -> dict[str, Any]:
+    """The §9 graph around ``start`` as a JSON-ready dict (see the module docstring)."""
+    params = validate_graph_args(
+        start=start, depth=depth, fan_out=fan_out, min_similarity=min_similarity,
+        seed_strategy=seed_strategy, max_seed_chunks=max_seed_chunks, max_nodes=max_nodes,
+        dedup_by_path=dedup_by_path, category=category, topic=topic, exclude_paths=exclude_paths,
+    )
+    lock = getattr(kb, "lock", None) or threading.RLock()
+    with lock:
+        store = kb.store
+        doc = store.get_document(params.start)
+        if doc is None:
+            raise NotFound(
+                f"start {params.start!r} is not an indexed document; "
+                "give a path relative to the knowledge base as `groove search` shows it"
+            )
+        snap = _snapshot(store)
+        floor = _quality_floor(getattr(kb, "config", None))
+        seeds = _seed_rows(snap, store, doc.id, floor)
+        eligible = _eligible_mask(snap, params, doc.id, floor)
+        graph = _walk(snap, params, doc, seeds, eligible)
+        _attach_snippets(store, graph["nodes"])
+    return graph
+
+
+def _walk(snap: _Snapshot, params: GraphParams, doc: Any, seeds: list[int],
+          eligible: np.ndarray) -> dict[str, Any]:
+    truncation: list[dict[str, Any]] = []
+    if len(seeds) > params.max_seed_chunks:
+        truncation.append({
+            "reason": "seed_chunks",
+            "limit": params.max_seed_chunks,
+            "remedy": f"{params.start} has {len(seeds)} chunks: raise max_seed_chunks "
+                      f"(up to {MAX_SEED_CHUNKS_RANGE[1]}) or use seed_strategy=centroid",
+        })
+        seeds = seeds[: params.max_seed_chunks]
+    walk = _Walk(snap, params, eligible)
+    frontier: list[tuple[dict[str, Any], np.ndarray]] = []
+    if params.seed_strategy == "centroid" and seeds:
+        centroid = snap.matrix[seeds].mean(axis=0)
+        norm = float(np.linalg.norm(centroid))
+        root = {"id": f"doc:{doc.path}", "parent_id": None, "depth": 0, "score": 1.0,
+                "path": doc.path, "heading": None, "chunk_id": snap.meta[seeds[0]].id}
+        walk.add(root)
+        frontier.append((root, centroid / norm if norm > 0 else centroid))
+        seeds_used = len(seeds)
+    else:
+        for row in seeds:
+            node = _chunk_node(snap.meta[row], depth=0, parent=None, score=1.0)
+            if not walk.add(node):
+                break
+            frontier.append((node, snap.matrix[row]))
+        seeds_used = len(frontier)
+    if params.fan_out > 0:
+        for level in range(1, params.depth + 1):
+            if not frontier or walk.budget_hit:
+                break
+            frontier = _expand(walk, frontier, level)
+    if walk.budget_hit:
+        truncation.append({
+            "reason": "node_budget",
+            "limit": params.max_nodes,
+            "remedy": f"raise max_nodes (up to {MAX_NODES_RANGE[1]}), lower depth or fan_out, "
+                      "or raise min_similarity",
+        })
+    graph: dict[str, Any] = {
+        "start": doc.path,
+        "seed_strategy": params.seed_strategy,
+        "nodes": walk.nodes,
+        "stats": {
+            "seeds_used": seeds_used,
+            "knn_queries": walk.knn_queries,
+            "total_nodes": len(walk.nodes),
+        },
+        "truncated": bool(truncation),
+    }
+    if truncation:
+        graph["truncation"] = truncation
+    return graph
+
+
+def _attach_snippets(store: Any, nodes: list[dict[str, Any]]) -> None:
+    """Fill ``snippet`` (first ~200 characters of the chunk) and drop the internal chunk id."""
+    wanted = [n["chunk_id"] for n in nodes if n.get("chunk_id") is not None]
+    rows = store.get_chunks(wanted) if wanted else {}
+    for node in nodes:
+        row = rows.get(node.pop("chunk_id", None))
+        node["snippet"] = _snippet(row.content) if row is not None else ""
+
+
+def _snippet(content: str) -> str:
+    text = " ".join(content.split())
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    cut = text[:SNIPPET_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > SNIPPET_CHARS // 2 else cut) + "…"
+
+

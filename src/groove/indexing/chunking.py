@@ -1,0 +1,139 @@
+"""Sections -> chunks (SPEC 3): one chunk per non-empty section, split when too long.
+
+A section over the embedder's window is split on paragraph (blank-line)
+boundaries, packing as many whole paragraphs per chunk as fit; a single
+paragraph that does not fit is split on lines, and a single line on
+characters, so no chunk is ever silently truncated by the embedder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from groove.indexing.quality import quality_score
+from groove.models import Chunk, ParsedDocument, Section
+
+BREADCRUMB_MAX_CHARS = 200
+BREADCRUMB_SEPARATOR = " > "
+
+_BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
+
+TokenCounter = Callable[[str], int]
+
+
+def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
+                   count_tokens: TokenCounter) -> list[Chunk]:
+    """The chunks of one document, ``chunk_index`` numbered 0.. in document order."""
+    excluded = [e.casefold() for e in exclude_headings if e]
+    limit = max(1, max_tokens)
+    chunks: list[Chunk] = []
+    for section in doc.sections:
+        if _is_excluded(section, excluded):
+            continue
+        content = section_content(section.body)
+        if not content.strip():
+            continue
+        context = breadcrumb(doc.title, section.ancestry, section.heading)
+        for piece in split_to_fit(content, limit, count_tokens):
+            chunks.append(Chunk(
+                chunk_index=len(chunks),
+                heading=section.heading,
+                level=section.level,
+                context=context,
+                content=piece,
+                token_count=count_tokens(piece),
+                quality=quality_score(piece, binary_format=doc.binary_format),
+                ancestry=section.ancestry,
+            ))
+    return chunks
+
+
+def _is_excluded(section: Section, excluded: list[str]) -> bool:
+    """Case-insensitive substring match on the section's own heading (never the preamble)."""
+    if section.heading is None:
+        return False
+    heading = section.heading.casefold()
+    return any(e in heading for e in excluded)
+
+
+def section_content(body: str) -> str:
+    """The body without leading/trailing blank lines; inner text and indentation kept."""
+    lines = body.split("\n")
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(line.rstrip("\r") for line in lines[start:end])
+
+
+def breadcrumb(title: str, ancestry: tuple[str, ...], heading: str | None) -> str:
+    """``Title > H2 > H3``: empties and consecutive duplicates dropped, at most 200 chars."""
+    parts: list[str] = []
+    for part in (title, *ancestry, heading):
+        text = " ".join((part or "").split())
+        if text and (not parts or parts[-1] != text):
+            parts.append(text)
+    joined = BREADCRUMB_SEPARATOR.join(parts)
+    if len(joined) <= BREADCRUMB_MAX_CHARS:
+        return joined
+    # str indexes code points, so the cut can never land inside a UTF-8 sequence
+    return joined[:BREADCRUMB_MAX_CHARS].rstrip()
+
+
+def split_to_fit(text: str, max_tokens: int, count_tokens: TokenCounter) -> list[str]:
+    """``text`` as one piece if it fits, else paragraphs -> lines -> characters."""
+    if count_tokens(text) <= max_tokens:
+        return [text]
+    paragraphs = [p.strip("\n") for p in _BLANK_LINES.split(text)]
+    return _pack([p for p in paragraphs if p.strip()], "\n\n", max_tokens, count_tokens,
+                 _split_paragraph)
+
+
+def _split_paragraph(paragraph: str, max_tokens: int, count_tokens: TokenCounter) -> list[str]:
+    lines = [ln for ln in paragraph.split("\n") if ln.strip()]
+    return _pack(lines, "\n", max_tokens, count_tokens, _split_line)
+
+
+def _pack(units: list[str], joiner: str, max_tokens: int, count_tokens: TokenCounter,
+          split_unit: Callable[[str, int, TokenCounter], list[str]]) -> list[str]:
+    """Greedily join consecutive units while the joined text still fits."""
+    pieces: list[str] = []
+    current: str | None = None
+    for unit in units:
+        if current is not None:
+            candidate = current + joiner + unit
+            if count_tokens(candidate) <= max_tokens:
+                current = candidate
+                continue
+            pieces.append(current)
+            current = None
+        if count_tokens(unit) <= max_tokens:
+            current = unit
+        else:
+            pieces.extend(split_unit(unit, max_tokens, count_tokens))
+    if current is not None:
+        pieces.append(current)
+    return pieces
+
+
+def _split_line(line: str, max_tokens: int, count_tokens: TokenCounter) -> list[str]:
+    """Last resort: the longest prefix that fits, found by bisection; always progresses."""
+    pieces: list[str] = []
+    rest = line
+    while rest:
+        hi = min(len(rest), max_tokens * 32)  # never count more than a window's worth
+        if count_tokens(rest[:hi]) <= max_tokens:
+            lo = hi
+        else:
+            lo, hi = 1, hi - 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if count_tokens(rest[:mid]) <= max_tokens:
+                    lo = mid
+                else:
+                    hi = mid - 1
+        pieces.append(rest[:lo])
+        rest = rest[lo:]
+    return [p for p in pieces if p.strip()]

@@ -1,0 +1,312 @@
+"""Incremental indexing: walk → read → hash → (rename | parse+chunk+embed) → store.
+
+The rules, in the order they are applied:
+
+* a file whose SHA-256 matches what the index holds for its path is unchanged;
+* a new path whose bytes equal a document that vanished from disk is a rename:
+  the path is updated and nothing is re-embedded;
+* anything else new or changed is parsed, chunked, embedded and written, one
+  transaction per document, so a crash leaves each document old or new;
+* indexed paths no longer on disk (or now excluded) are deleted;
+* a file that cannot be read or parsed is skipped with one warning and its
+  previously indexed version is kept.
+
+Embedding is batched *across* documents (the model is the bottleneck and
+likes batches), but each document is still committed on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from groove.config import Config
+from groove.embedders.base import Embedder
+from groove.errors import GrooveError, IndexMismatchError
+from groove.indexing.chunking import chunk_document
+from groove.indexing.walk import ExclusionRules, iter_candidate_files, read_file_safely, sha256_hex
+from groove.models import Chunk, DocumentRecord, ParsedDocument
+from groove.parsers import extensions_for, get_parser_for
+from groove.store.base import Store
+
+log = logging.getLogger("groove.indexing.indexer")
+
+#: Chunks gathered before one call to the embedder.
+EMBED_BATCH_CHUNKS = 32
+
+
+@dataclass
+class IndexSummary:
+    indexed: int = 0
+    updated: int = 0
+    renamed: int = 0
+    deleted: int = 0
+    skipped: int = 0
+    unchanged: int = 0
+    chunks_embedded: int = 0
+    elapsed_s: float = 0.0
+    embed_s: float = 0.0
+
+    def line(self) -> str:
+        return (
+            f"indexed {self.indexed}, updated {self.updated}, renamed {self.renamed}, "
+            f"deleted {self.deleted}, skipped {self.skipped}, unchanged {self.unchanged} "
+            f"in {self.elapsed_s:.2f}s"
+        )
+
+    def to_json(self) -> dict[str, float | int]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+class Reporter:
+    """Receives progress events; the default does nothing (library use)."""
+
+    def start(self, total: int) -> None: ...
+
+    def file_done(self, rel_path: str, action: str, detail: str = "") -> None: ...
+
+    def finish(self, summary: IndexSummary) -> None: ...
+
+
+@dataclass
+class _Pending:
+    """A parsed document waiting for its chunks to be embedded."""
+
+    record: DocumentRecord
+    chunks: list[Chunk]
+    action: str  # "indexed" | "updated"
+
+
+@dataclass
+class _Run:
+    config: Config
+    store: Store
+    embedder: Embedder
+    reporter: Reporter
+    contextual: bool
+    write_lock: AbstractContextManager
+    summary: IndexSummary = field(default_factory=IndexSummary)
+    pending: list[_Pending] = field(default_factory=list)
+
+
+def context_mode_name(enabled: bool) -> str:
+    return "static" if enabled else "off"
+
+
+def prepare_meta(store: Store, config: Config, embedder_id: str, dim: Callable[[], int],
+                 *, force: bool) -> bool:
+    """Check (or record) model and context mode; return whether contextual mode is on.
+
+    A model mismatch is refused unless ``force``; with ``force`` the old
+    vectors are incompatible, so the index is cleared first. A changed
+    contextual setting without ``force`` keeps the recorded mode.
+    """
+    meta = store.meta()
+    wanted_mode = context_mode_name(config.contextual.enabled)
+    fresh = meta.model_id is None
+    if not fresh and meta.model_id != embedder_id and not force:
+        raise IndexMismatchError(
+            f"the index at {config.db_path} was built with model {meta.model_id!r} "
+            f"(dim {meta.dim}), not {embedder_id!r}; rebuild it with "
+            f"`groove index --force --model {embedder_id}` or use --model {meta.model_id}"
+        )
+    if fresh or force:
+        if not fresh and (meta.model_id != embedder_id or meta.context_mode != wanted_mode):
+            store.clear()
+        store.set_meta(model_id=embedder_id, dim=dim(), context_mode=wanted_mode)
+        return config.contextual.enabled
+    if meta.context_mode != wanted_mode:
+        log.warning(
+            "contextual mode in groove.toml is %r but the index was built with %r; "
+            "keeping %r (run `groove index --force` to change it)",
+            wanted_mode, meta.context_mode, meta.context_mode,
+        )
+    return meta.context_mode == "static"
+
+
+def run_index(
+    config: Config,
+    store: Store,
+    embedder_factory: Callable[[], Embedder],
+    *,
+    force: bool = False,
+    reporter: Reporter | None = None,
+    only_paths: Iterable[str] | None = None,
+    write_lock: AbstractContextManager | None = None,
+) -> IndexSummary:
+    """Bring the index in line with the files on disk.
+
+    ``only_paths`` (used by the watcher) limits the run to those relative
+    paths: each is re-indexed if present, deleted if gone, and renames are
+    detected among them. ``write_lock`` is held around each single-document
+    write, so readers holding it never see a run half-way through a document.
+    """
+    started = time.perf_counter()
+    embedder = embedder_factory()
+    contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force)
+    run = _Run(config, store, embedder, reporter or Reporter(), contextual,
+               write_lock or nullcontext())
+
+    rules = ExclusionRules(config.kb_path, config.exclude_dirs, config.db_path)
+    extensions = extensions_for(config.parsers.enabled)
+    on_disk = _files_to_consider(config.kb_path, rules, extensions, only_paths)
+    known = store.document_hashes()
+    scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
+    vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
+    run.reporter.start(len(on_disk))
+
+    for rel_path in on_disk:
+        _process_file(run, rel_path, known, vanished, force=force)
+    _flush(run)
+    for rel_path in sorted(vanished):
+        with run.write_lock:
+            store.delete_document(rel_path)
+        run.summary.deleted += 1
+        run.reporter.file_done(rel_path, "deleted")
+
+    store.set_meta(last_indexed=time.time())
+    run.summary.elapsed_s = time.perf_counter() - started
+    run.reporter.finish(run.summary)
+    return run.summary
+
+
+def _files_to_consider(kb_path: Path, rules: ExclusionRules, extensions: set[str],
+                       only_paths: Iterable[str] | None) -> list[str]:
+    if only_paths is None:
+        return list(iter_candidate_files(kb_path, rules, extensions))
+    present = []
+    for rel in sorted(set(only_paths)):
+        full = kb_path / rel
+        if Path(rel).suffix.lower().lstrip(".") not in extensions:
+            continue
+        if rules.excludes_file(rel):  # covers every parent directory too
+            continue
+        if full.is_file() and not full.is_symlink():
+            present.append(rel)
+    return present
+
+
+def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dict[str, str],
+                  *, force: bool) -> None:
+    try:
+        data = read_file_safely(run.config.kb_path, rel_path)
+    except GrooveError as exc:
+        _skip(run, rel_path, str(exc))
+        return
+    digest = sha256_hex(data)
+    if not force and known.get(rel_path) == digest:
+        run.summary.unchanged += 1
+        run.reporter.file_done(rel_path, "unchanged")
+        return
+    if rel_path not in known:
+        old_path = _rename_source(digest, vanished)
+        if old_path is not None:
+            parsed = _parse(run, rel_path, data)
+            if parsed is None:
+                return
+            del vanished[old_path]
+            with run.write_lock:
+                run.store.rename_document(old_path, _record(run, rel_path, data, digest, parsed))
+            run.summary.renamed += 1
+            run.reporter.file_done(rel_path, "renamed", f"from {old_path}")
+            return
+    parsed = _parse(run, rel_path, data)
+    if parsed is None:
+        return
+    chunks = chunk_document(
+        parsed,
+        exclude_headings=list(run.config.exclude_headings),
+        max_tokens=max(16, run.embedder.max_input_tokens - 16),
+        count_tokens=run.embedder.token_count,
+    )
+    if not run.contextual:
+        chunks = [_without_context(c) for c in chunks]
+    action = "updated" if rel_path in known else "indexed"
+    run.pending.append(_Pending(_record(run, rel_path, data, digest, parsed), chunks, action))
+    if sum(len(p.chunks) for p in run.pending) >= EMBED_BATCH_CHUNKS:
+        _flush(run)
+
+
+def _rename_source(digest: str, vanished: dict[str, str]) -> str | None:
+    for old_path in sorted(vanished):
+        if vanished[old_path] == digest:
+            return old_path
+    return None
+
+
+def _parse(run: _Run, rel_path: str, data: bytes) -> ParsedDocument | None:
+    parser = get_parser_for(rel_path, run.config.parsers.enabled)
+    try:
+        parsed = parser.parse(data, rel_path)
+    except GrooveError as exc:
+        _skip(run, rel_path, str(exc))
+        return None
+    except Exception as exc:  # a parser bug or hostile file must not stop the run
+        _skip(run, rel_path, f"parser {parser.id} failed: {type(exc).__name__}: {exc}")
+        return None
+    for warning in parsed.warnings:
+        log.warning("%s: %s", rel_path, warning)
+    return parsed
+
+
+def _skip(run: _Run, rel_path: str, reason: str) -> None:
+    log.warning("skipped %s: %s", rel_path, reason)
+    run.summary.skipped += 1
+    run.reporter.file_done(rel_path, "skipped", reason)
+
+
+def _without_context(chunk: Chunk) -> Chunk:
+    return replace(chunk, context="")
+
+
+def _record(run: _Run, rel_path: str, data: bytes, digest: str,
+            parsed: ParsedDocument) -> DocumentRecord:
+    try:
+        mtime = (run.config.kb_path / rel_path).stat().st_mtime
+    except OSError:
+        mtime = 0.0
+    return DocumentRecord(
+        path=rel_path,
+        sha256=digest,
+        title=parsed.title,
+        category=parsed.category,
+        topic=parsed.topic,
+        date=parsed.date,
+        tags=tuple(parsed.tags),
+        tags_invalid=parsed.tags_invalid,
+        metadata=parsed.metadata,
+        size=len(data),
+        mtime=mtime,
+        binary_format=parsed.binary_format,
+    )
+
+
+def embedding_input(chunk: Chunk) -> str:
+    """What the embedder sees: the breadcrumb first in contextual mode."""
+    return f"{chunk.context}\n\n{chunk.content}" if chunk.context else chunk.content
+
+
+def _flush(run: _Run) -> None:
+    """Embed every pending chunk in one batch, then commit each document alone."""
+    if not run.pending:
+        return
+    texts = [embedding_input(c) for p in run.pending for c in p.chunks]
+    t0 = time.perf_counter()
+    vectors = run.embedder.embed_passages(texts) if texts else np.zeros((0, run.embedder.dim), np.float32)
+    run.summary.embed_s += time.perf_counter() - t0
+    run.summary.chunks_embedded += len(texts)
+    offset = 0
+    for pending in run.pending:
+        n = len(pending.chunks)
+        with run.write_lock:
+            run.store.write_document(pending.record, pending.chunks, vectors[offset:offset + n])
+        offset += n
+        setattr(run.summary, pending.action, getattr(run.summary, pending.action) + 1)
+        run.reporter.file_done(pending.record.path, pending.action, f"{n} chunks")
+    run.pending.clear()

@@ -1,0 +1,307 @@
+"""Which files belong to the knowledge base, and how their bytes are read.
+
+:class:`ExclusionRules` is the single answer to "is this path part of the
+KB?"; the initial walk and the file watcher both ask it, so they can never
+disagree. :func:`read_file_safely` is the only way file contents enter the
+index: every check (type, hard links, size) is taken from the descriptor the
+bytes are read from, so a file swapped for a link or a FIFO after the walk is
+refused instead of followed or blocked on.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import re
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+from groove.errors import PathRefused
+
+try:
+    from groove.config import ALWAYS_EXCLUDED_DIRS
+except ImportError:  # config not importable at this point: same values, kept in sync by tests
+    ALWAYS_EXCLUDED_DIRS: tuple[str, ...] = (".git", ".svn", "node_modules")
+
+log = logging.getLogger("groove.indexing.walk")
+
+IGNORE_FILE_NAME = ".grooveignore"
+IGNORE_FILE_MAX_BYTES = 64 * 1024
+IGNORE_FILE_MAX_PATTERNS = 1000
+DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024
+DB_SIDECAR_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+_READ_CHUNK = 1024 * 1024
+
+
+def _open_flags() -> int:
+    return (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+            | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+class ExclusionRules:
+    """Directory-name exclusions, the DB files, and the root ``.grooveignore``.
+
+    All comparisons are case-insensitive. Paths are relative to ``kb_path``
+    with POSIX separators. ``.grooveignore`` follows gitignore semantics with
+    git's documented rule that nothing below an excluded directory can be
+    re-included; its ``!`` lines only undo earlier lines of the same file,
+    never ``exclude_dirs`` or the DB files.
+    """
+
+    def __init__(self, kb_path: str | os.PathLike[str], exclude_dirs: Iterable[str],
+                 db_path: str | os.PathLike[str] | None) -> None:
+        self.kb_path = Path(kb_path)
+        self._dir_names = {d.casefold() for d in (*exclude_dirs, *ALWAYS_EXCLUDED_DIRS)}
+        self._db_files = self._db_rel_paths(db_path)
+        self._patterns: list[tuple[re.Pattern[str], bool]] = []
+        self.warnings: list[str] = []
+        self.reload()
+
+    # --- public API -----------------------------------------------------------
+    def reload(self) -> None:
+        """Re-read ``.grooveignore`` (the watcher calls this when it changes)."""
+        self.warnings = []
+        self._patterns = self._compile(self._read_ignore_lines())
+
+    def excludes_dir(self, rel_dir: str) -> bool:
+        """True if the directory, or any directory above it, is excluded."""
+        parts = _parts(rel_dir)
+        if any(p.casefold() in self._dir_names for p in parts):
+            return True
+        return any(self._ignored("/".join(parts[:i]) + "/") for i in range(1, len(parts) + 1))
+
+    def excludes_file(self, rel_path: str) -> bool:
+        """True if the file is excluded, including because a parent directory is."""
+        parts = _parts(rel_path)
+        if not parts:
+            return True
+        if "/".join(parts).casefold() in self._db_files:
+            return True
+        if len(parts) > 1 and self.excludes_dir("/".join(parts[:-1])):
+            return True
+        return self._ignored("/".join(parts))
+
+    # --- internals --------------------------------------------------------------
+    def _db_rel_paths(self, db_path: str | os.PathLike[str] | None) -> frozenset[str]:
+        if db_path is None:
+            return frozenset()
+        db = Path(db_path)
+        if not db.is_absolute():
+            db = self.kb_path / db
+        rel = None
+        for kb in (self.kb_path.absolute(), self.kb_path.resolve()):
+            for candidate in (db.absolute(), db.resolve()):
+                try:
+                    rel = candidate.relative_to(kb).as_posix()
+                    break
+                except ValueError:
+                    continue
+            if rel is not None:
+                break
+        if rel is None:  # the DB lives outside the KB: nothing to exclude
+            return frozenset()
+        return frozenset((rel + s).casefold() for s in DB_SIDECAR_SUFFIXES)
+
+    def _ignored(self, path: str) -> bool:
+        excluded = False
+        for regex, include in self._patterns:
+            if regex.match(path):
+                excluded = include
+        return excluded
+
+    def _read_ignore_lines(self) -> list[str]:
+        path = self.kb_path / IGNORE_FILE_NAME
+        try:
+            fd = os.open(path, _open_flags())
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            self._warn(f"{IGNORE_FILE_NAME} could not be read ({_os_reason(exc)}); no patterns applied")
+            return []
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self._warn(f"{IGNORE_FILE_NAME} is not a regular file; no patterns applied")
+                return []
+            data = _read_fd(fd, IGNORE_FILE_MAX_BYTES + 1)
+        finally:
+            os.close(fd)
+        problems = []
+        if len(data) > IGNORE_FILE_MAX_BYTES:
+            data = data[:IGNORE_FILE_MAX_BYTES]
+            data = data[: data.rfind(b"\n") + 1]  # drop the line the cap cut through
+            problems.append(f"is over {IGNORE_FILE_MAX_BYTES // 1024} KiB")
+        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        if len(lines) > IGNORE_FILE_MAX_PATTERNS:
+            lines = lines[:IGNORE_FILE_MAX_PATTERNS]
+            problems.append(f"has over {IGNORE_FILE_MAX_PATTERNS} patterns")
+        if problems:
+            self._warn(f"{IGNORE_FILE_NAME} {' and '.join(problems)}; only the first "
+                       f"{len(lines)} patterns within {IGNORE_FILE_MAX_BYTES // 1024} KiB are used")
+        return lines
+
+    def _compile(self, lines: list[str]) -> list[tuple[re.Pattern[str], bool]]:
+        compiled = []
+        for line in lines:
+            try:
+                pattern = GitIgnoreSpecPattern(line)
+            except Exception as exc:  # pathspec rejects some malformed lines outright
+                self._warn(f"{IGNORE_FILE_NAME}: pattern {line!r} ignored ({exc})")
+                continue
+            if pattern.include is None or pattern.regex is None:
+                continue  # comment, blank, or a range git itself discards
+            compiled.append((re.compile(pattern.regex.pattern, re.IGNORECASE), pattern.include))
+        return compiled
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        log.warning("%s", message)
+
+
+def _parts(rel: str) -> list[str]:
+    return [p for p in PurePosixPath(rel.replace("\\", "/")).parts if p not in ("", ".", "/")]
+
+
+def iter_candidate_files(kb_path: str | os.PathLike[str], rules: ExclusionRules,
+                         extensions: set[str]) -> Iterator[str]:
+    """Relative POSIX paths of indexable files, sorted.
+
+    Uses an explicit stack (deep trees must not hit the recursion limit),
+    prunes excluded directories before entering them, and never follows a
+    symlink: a symlinked file or directory the walk would otherwise take is
+    logged and skipped.
+    """
+    root = Path(kb_path)
+    wanted = {e.lower().lstrip(".") for e in extensions}
+    found: list[str] = []
+    stack: list[str] = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = list(it)
+        except OSError as exc:
+            log.warning("skipped directory %s: %s", rel_dir or ".", _os_reason(exc))
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            _visit(entry, rel, rules, wanted, stack, found)
+    found.sort()
+    yield from found
+
+
+def _visit(entry: os.DirEntry[str], rel: str, rules: ExclusionRules, wanted: set[str],
+           stack: list[str], found: list[str]) -> None:
+    try:
+        if entry.is_symlink():
+            if not (rules.excludes_dir(rel) if entry.is_dir() else _skip_file(rel, rules, wanted)):
+                log.warning("skipped symlink %s: groove never follows symbolic links", rel)
+        elif entry.is_dir(follow_symlinks=False):
+            if not rules.excludes_dir(rel):
+                stack.append(rel)
+        elif entry.is_file(follow_symlinks=False) and not _skip_file(rel, rules, wanted):
+            found.append(rel)
+    except OSError as exc:
+        log.warning("skipped %s: %s", rel, _os_reason(exc))
+
+
+def _skip_file(rel: str, rules: ExclusionRules, wanted: set[str]) -> bool:
+    ext = PurePosixPath(rel).suffix.lower().lstrip(".")
+    return not ext or ext not in wanted or rules.excludes_file(rel)
+
+
+def read_file_safely(kb_path: str | os.PathLike[str], rel_path: str,
+                     max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """The bytes of one KB file, or :class:`PathRefused` saying why not.
+
+    Refused: paths leaving ``kb_path`` (absolute, ``..``, NUL, a symlinked
+    parent directory), symlinks, anything but a regular file, files with more
+    than one hard link, and files over ``max_bytes`` (checked before reading,
+    and again while reading in case the file grows).
+    """
+    full = _checked_path(Path(kb_path), rel_path)
+    try:
+        fd = os.open(full, _open_flags())
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathRefused(f"{rel_path}: is a symbolic link; groove never follows links") from None
+        raise PathRefused(f"{rel_path}: cannot be opened ({_os_reason(exc)})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PathRefused(f"{rel_path}: is not a regular file ({_file_kind(st.st_mode)}); "
+                              "only regular files are indexed")
+        if st.st_nlink > 1:
+            raise PathRefused(f"{rel_path}: has {st.st_nlink} hard links; files with more "
+                              "than one hard link are refused")
+        if st.st_size > max_bytes:
+            raise PathRefused(f"{rel_path}: is {_mib(st.st_size)}, over the {_mib(max_bytes)} limit")
+        try:
+            data = _read_fd(fd, max_bytes + 1)
+        except OSError as exc:
+            raise PathRefused(f"{rel_path}: read failed ({_os_reason(exc)})") from None
+        if len(data) > max_bytes:
+            raise PathRefused(f"{rel_path}: grew over the {_mib(max_bytes)} limit while being read")
+        return data
+    finally:
+        os.close(fd)
+
+
+def _checked_path(kb_path: Path, rel_path: str) -> Path:
+    """``kb_path / rel_path`` after proving it cannot point outside ``kb_path``."""
+    if not rel_path or "\x00" in rel_path:
+        raise PathRefused(f"{rel_path!r}: not a usable relative path (empty or contains NUL)")
+    posix = rel_path.replace("\\", "/")
+    rel = PurePosixPath(posix)
+    if rel.is_absolute() or re.match(r"^[A-Za-z]:", posix) or ".." in rel.parts:
+        raise PathRefused(f"{rel_path}: must be relative to the knowledge base without '..'")
+    parts = [p for p in rel.parts if p != "."]
+    if not parts:
+        raise PathRefused(f"{rel_path!r}: names the knowledge base folder, not a file")
+    kb_real = Path(os.path.realpath(kb_path))
+    parent = kb_real.joinpath(*parts[:-1])
+    if Path(os.path.realpath(parent)) != parent:
+        raise PathRefused(f"{rel_path}: a parent directory is a symbolic link or leaves the "
+                          "knowledge base; groove never follows links")
+    return parent / parts[-1]
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    """Read until EOF or ``limit`` bytes, whichever comes first."""
+    pieces: list[bytes] = []
+    total = 0
+    while total < limit:
+        piece = os.read(fd, min(_READ_CHUNK, limit - total))
+        if not piece:
+            break
+        pieces.append(piece)
+        total += len(piece)
+    return b"".join(pieces)
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "an unknown file type"
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex SHA-256 of the raw bytes: the identity used for change and rename detection."""
+    return hashlib.sha256(data).hexdigest()

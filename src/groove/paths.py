@@ -1,0 +1,85 @@
+"""Path arguments and ``kb://`` URIs as the MCP surface accepts them.
+
+Every path a client hands us (tool argument or URI) goes through
+:func:`check_rel_path` first. It is only the *lexical* gate, there to give a
+clear message before anything touches the disk: ``..`` components, absolute
+paths, NUL and backslashes are refused, both as given and after one round of
+percent-decoding (so ``%2e%2e%2f`` cannot sneak through a layer that decodes
+later). Links, hard links and anything that resolves outside ``kb_path`` are
+refused by :func:`groove.indexing.walk.read_file_safely`, the one filesystem check,
+which every read goes through afterwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from urllib.parse import quote, unquote
+
+from groove.errors import PathRefused
+
+DOC_URI_PREFIX = "kb://doc/"
+TOPIC_URI_PREFIX = "kb://topic/"
+
+_ACCEPTED = "a path relative to kb_path with '/' separators, e.g. 'guides/setup.md'"
+
+#: Longest path argument accepted (bytes of UTF-8); also keeps every segment
+#: far below what would make the filesystem raise ENAMETOOLONG.
+PATH_MAX_BYTES = 1024
+SEGMENT_MAX_BYTES = 255
+
+
+def check_rel_path(path: str, *, what: str = "path") -> str:
+    """Return ``path`` normalised (no ``./``, no trailing ``/``) or raise PathRefused."""
+    if not isinstance(path, str) or not path.strip():
+        raise PathRefused(f"{what} is empty; expected {_ACCEPTED}")
+    try:
+        encoded = path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathRefused(f"{what} is not valid Unicode text (lone surrogate); "
+                          f"expected {_ACCEPTED}") from None
+    if len(encoded) > PATH_MAX_BYTES or any(
+            len(seg.encode("utf-8")) > SEGMENT_MAX_BYTES for seg in path.split("/")):
+        raise PathRefused(f"{what} is too long; expected at most {PATH_MAX_BYTES} bytes with "
+                          f"segments of at most {SEGMENT_MAX_BYTES} bytes, {_ACCEPTED}")
+    for form in {path, unquote(path)}:
+        _refuse_lexically(form, path, what)
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts:
+        raise PathRefused(f"{what} {path!r} names kb_path itself; expected {_ACCEPTED}")
+    normalised = "/".join(parts)
+    for form in {normalised, unquote(normalised)}:  # "./~" must not become an accepted "~"
+        _refuse_lexically(form, path, what)
+    return normalised
+
+
+def _refuse_lexically(form: str, original: str, what: str) -> None:
+    if "\x00" in form:
+        raise PathRefused(f"{what} {original!r} contains a NUL byte; expected {_ACCEPTED}")
+    if "\\" in form:
+        raise PathRefused(f"{what} {original!r} contains a backslash; expected {_ACCEPTED}")
+    if form.startswith("/") or (len(form) > 1 and form[1] == ":") or form.startswith("~"):
+        raise PathRefused(f"{what} {original!r} is absolute; expected {_ACCEPTED}")
+    if ".." in PurePosixPath(form).parts:
+        raise PathRefused(f"{what} {original!r} climbs out with '..'; expected {_ACCEPTED}")
+
+
+def doc_uri(rel_path: str) -> str:
+    """``kb://doc/<path>`` with everything but ``/`` percent-encoded (RFC 3986 unreserved kept)."""
+    return DOC_URI_PREFIX + quote(rel_path, safe="/")
+
+
+def topic_uri(prefix: str) -> str:
+    return TOPIC_URI_PREFIX + quote(prefix, safe="/")
+
+
+def topic_prefixes(rel_path: str) -> list[str]:
+    """The one- and two-segment folder prefixes a document is grouped under.
+
+    A document at the top level belongs to no folder; it is grouped under its
+    own top-level name so that every document is reachable from the list.
+    """
+    parts = rel_path.split("/")
+    folders = parts[:-1]
+    if not folders:
+        return [parts[0]]
+    return ["/".join(folders[:n]) for n in (1, 2) if len(folders) >= n]

@@ -1,0 +1,199 @@
+"""Live sync (SPEC §8): watch kb_path and apply changes incrementally.
+
+A :class:`Watcher` runs ``watchfiles.watch`` in a daemon thread. Changes are
+debounced (``[watch] debounce_ms`` of quiet, capped so a file that never stops
+changing still syncs), filtered by the *same* :class:`groove.indexing.walk.ExclusionRules`
+the walk uses, and handed to ``kb.sync_paths`` in one batch, so a delete plus
+an add of the same bytes is seen together and becomes a rename.
+
+A change to ``.grooveignore`` reloads the rules first and then runs a full
+incremental pass, because new rules can include or exclude any file.
+Directory events are expanded: a directory that appears contributes the
+files under it, one that vanishes contributes the indexed documents under it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from groove.kb import KnowledgeBase
+
+log = logging.getLogger("groove.server.watcher")
+
+IGNORE_FILE = ".grooveignore"
+#: Longest a continuous stream of changes is grouped before syncing anyway.
+MAX_GROUP_MS = 5_000
+#: How often the watch loop wakes up to notice stop() when nothing changes.
+WAKE_MS = 200
+
+
+class Watcher:
+    """File watcher for one knowledge base; ``state`` is "off", "watching" or "error"."""
+
+    def __init__(self, kb: KnowledgeBase, *, debounce_ms: int | None = None,
+                 catch_up: bool = True) -> None:
+        from groove.indexing.walk import ExclusionRules
+        from groove.parsers import extensions_for
+
+        self.kb = kb
+        cfg = kb.config
+        self.debounce_ms = cfg.watch.debounce_ms if debounce_ms is None else debounce_ms
+        self.rules = ExclusionRules(cfg.kb_path, cfg.exclude_dirs, cfg.db_path)
+        self.extensions = {e.lower().lstrip(".") for e in extensions_for(cfg.parsers.enabled)}
+        self.catch_up = catch_up
+        self.state = "off"
+        self.last_error: str | None = None
+        self.last_sync: str | None = None
+        #: Set once the OS watch is active (changes from then on are seen).
+        self.ready = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle --------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="groove-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self.state == "watching":
+            self.state = "off"
+
+    def __enter__(self) -> Watcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- the loop ---------------------------------------------------------------
+    def _run(self) -> None:
+        import watchfiles
+
+        step = max(self.debounce_ms, 1)
+        try:
+            for changes in watchfiles.watch(
+                self.kb.kb_path, watch_filter=self._wanted, debounce=max(MAX_GROUP_MS, step),
+                step=step, stop_event=self._stop, rust_timeout=WAKE_MS, yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
+                if not self.ready.is_set():
+                    self._become_ready()
+                if changes:
+                    self._apply({Path(p) for _, p in changes})
+        except Exception as exc:  # the watch itself died: say so in status, keep serving
+            log.exception("file watcher stopped")
+            self.state = "error"
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.ready.set()
+
+    def _become_ready(self) -> None:
+        self.state = "watching"
+        log.info("watching %s for changes (debounce %d ms)", self.kb.kb_path, self.debounce_ms)
+        if self.catch_up:  # files changed while groove was not running
+            self._sync(None)
+        self.ready.set()
+
+    def _rel(self, path: Path | str) -> str | None:
+        try:
+            return Path(path).relative_to(self.kb.kb_path).as_posix()
+        except ValueError:
+            try:
+                return Path(path).resolve().relative_to(self.kb.kb_path.resolve()).as_posix()
+            except (ValueError, OSError):
+                return None
+
+    def _wanted(self, _change: object, path: str) -> bool:
+        """Cheap pre-filter: the exclusion rules plus "could this be a document or a folder"."""
+        rel = self._rel(path)
+        if rel is None or rel == ".":
+            return False
+        if rel == IGNORE_FILE:
+            return True
+        if self.rules.excludes_file(rel):
+            return False
+        suffix = PurePosixPath(rel).suffix.lower().lstrip(".")
+        if suffix in self.extensions:
+            return True
+        full = Path(path)
+        return full.is_dir() or not full.exists()  # a folder appearing or vanishing
+
+    def _apply(self, paths: set[Path]) -> None:
+        rels = {r for r in (self._rel(p) for p in paths) if r}
+        if IGNORE_FILE in rels:
+            self.rules.reload()
+            for warning in self.rules.warnings:
+                log.warning("%s", warning)
+            log.info("%s changed: exclusion rules reloaded, re-checking every file", IGNORE_FILE)
+            self._sync(None)
+            return
+        self._sync(sorted(self._expand(rels)))
+
+    def _expand(self, rels: set[str]) -> set[str]:
+        """Files and folders → the document paths to re-check."""
+        from groove.indexing.walk import iter_candidate_files
+
+        out: set[str] = set()
+        known: list[str] | None = None
+        walked: list[str] | None = None
+        for rel in rels:
+            full = self.kb.kb_path / rel
+            suffix = PurePosixPath(rel).suffix.lower().lstrip(".")
+            if full.is_dir() and not full.is_symlink():
+                if self.rules.excludes_dir(rel):
+                    continue
+                if walked is None:  # one walk of the KB serves every folder in the batch
+                    walked = list(iter_candidate_files(self.kb.kb_path, self.rules,
+                                                       self.extensions))
+                out.update(p for p in walked if p.startswith(rel + "/"))
+            elif suffix in self.extensions:
+                out.add(rel)
+            elif not full.exists():
+                if known is None:
+                    known = self._indexed_paths()
+                out.update(p for p in known if p.startswith(rel + "/"))
+        return out
+
+    def _indexed_paths(self) -> list[str]:
+        from groove.errors import GrooveError
+
+        try:
+            with self.kb.lock:
+                return [d.path for d in self.kb.store.list_documents()]
+        except GrooveError:
+            return []
+
+    def _sync(self, rel_paths: list[str] | None) -> None:
+        """One incremental run; a failure is logged and the watcher keeps going."""
+        import time
+
+        from groove.errors import GrooveError
+
+        if rel_paths is not None and not rel_paths:
+            return
+        try:
+            summary = self.kb.index() if rel_paths is None else self.kb.sync_paths(rel_paths)
+        except GrooveError as exc:
+            log.warning("sync failed: %s", exc)
+            self.last_error = str(exc)
+            return
+        except Exception as exc:
+            log.exception("sync failed unexpectedly")
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return
+        self.last_error = None
+        self.last_sync = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        if rel_paths is None or any((summary.indexed, summary.updated, summary.renamed,
+                                     summary.deleted)):
+            log.info("sync: %s", summary.line())
+

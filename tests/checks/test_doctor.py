@@ -1,0 +1,131 @@
+"""``groove doctor`` on real indexes: clean when fresh, and each kind of damage named with its fix."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from groove.checks.doctor import run_doctor
+
+NOTES = {
+    "eng/async.md": """
+        ---
+        title: Async
+        ---
+        # Async
+
+        ## Tasks
+
+        Spawn tokio tasks to run futures concurrently on the runtime worker threads.
+        """,
+    "cooking/bread.md": """
+        # Bread
+
+        Feed the sourdough starter equal weights of flour and water every day.
+        """,
+}
+
+
+@pytest.fixture
+def kb(tmp_path, write_files, make_kb):
+    root = write_files(tmp_path / "kb", NOTES)
+    kb = make_kb(root)
+    kb.index()
+    return kb
+
+
+def _checks(report) -> list[tuple[str, str | None]]:
+    return [(f.check, f.path) for f in report.findings]
+
+
+def test_a_fresh_index_is_clean(kb):
+    report = run_doctor(kb)
+    assert report.findings == [] and report.error is None and report.exit_code == 0
+    assert report.facts["documents"] == 2 and report.facts["model"] == "multilingual-e5-small"
+    assert report.facts["dim"] == 384
+    assert "No problems found." in report.render_text()
+    assert report.to_json()["ok"] is True
+
+
+def test_no_index_means_doctor_could_not_run(tmp_path, write_files, make_kb):
+    kb = make_kb(write_files(tmp_path / "empty", {"a.md": "# A\n\ntext\n"}))
+    report = run_doctor(kb)
+    assert report.exit_code == 2 and "groove index" in report.error
+    assert report.to_json()["error"] == report.error
+
+
+def test_a_file_deleted_on_disk_is_reported_with_its_fix(kb):
+    (kb.kb_path / "cooking/bread.md").unlink()
+    report = run_doctor(kb)
+    assert _checks(report) == [("servability", "cooking/bread.md")]
+    [finding] = report.findings
+    assert "no longer exists" in finding.message and finding.fix.startswith("groove index")
+    assert report.exit_code == 1
+    text = report.render_text()
+    assert "[FAIL] servability" in text and "fix: groove index" in text
+
+
+def test_a_missing_embedding_row_is_an_integrity_finding(kb):
+    kb.close()
+    with sqlite3.connect(kb.db_path) as conn:
+        conn.execute("DELETE FROM embeddings WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
+    report = run_doctor(kb)
+    assert ("integrity", None) in _checks(report)
+    finding = next(f for f in report.findings if f.check == "integrity")
+    assert "without an embedding" in finding.message and finding.fix == "groove index --force"
+    assert report.exit_code == 1
+
+
+def test_an_embedding_of_the_wrong_dimension_is_reported(kb):
+    kb.close()
+    with sqlite3.connect(kb.db_path) as conn:
+        conn.execute("UPDATE embeddings SET vector = zeroblob(16) WHERE chunk_id = "
+                     "(SELECT min(chunk_id) FROM embeddings)")
+    report = run_doctor(kb)
+    assert any("dimension" in f.message for f in report.findings if f.check == "integrity")
+
+
+def test_doctor_changes_nothing(kb):
+    (kb.kb_path / "cooking/bread.md").unlink()
+    before = {d.path for d in kb.store.list_documents()}
+    run_doctor(kb)
+    run_doctor(kb)
+    assert {d.path for d in kb.store.list_documents()} == before
+
+
+def test_held_back_documents_say_why(kb):
+    root = kb.kb_path
+    os.link(root / "eng/async.md", root / "async-copy.txt")  # async.md now has 2 links
+    (root / ".grooveignore").write_text("cooking/\n", encoding="utf-8")
+    report = run_doctor(kb)
+    by_path = {f.path: f for f in report.findings}
+    assert "hard link" in by_path["eng/async.md"].message
+    assert "single link" in by_path["eng/async.md"].fix
+    assert "excluded" in by_path["cooking/bread.md"].message
+
+
+def test_new_and_unreadable_files_on_disk_are_reported(kb):
+    root = kb.kb_path
+    (root / "new.md").write_text("# New\n\nA note written after the last index run.\n")
+    (root / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve\n".encode("latin-1"))
+    report = run_doctor(kb)
+    by_path = {f.path: f for f in report.findings}
+    assert by_path["new.md"].message == "on disk but not indexed yet"
+    assert "UTF-8" in by_path["latin1.md"].message
+
+
+def test_a_changed_file_is_reported_as_stale(kb):
+    (kb.kb_path / "cooking/bread.md").write_text("# Bread\n\nNow with rye flour.\n")
+    report = run_doctor(kb)
+    assert [f.message for f in report.findings] == [
+        "changed on disk since it was indexed; searches return the old text"]
+
+
+def test_a_model_mismatch_names_the_rebuild_command(tmp_path, write_files, make_kb, kb):
+    other = make_kb(kb.kb_path, model="bge-small-en-v1.5")
+    report = run_doctor(other)
+    [finding] = [f for f in report.findings if f.check == "metadata"]
+    assert "bge-small-en-v1.5" in finding.message
+    assert finding.fix.startswith("groove index --force --model bge-small-en-v1.5")

@@ -1,0 +1,192 @@
+"""Sections -> chunks (SPEC 3): content, breadcrumbs, exclusions, splitting."""
+
+from __future__ import annotations
+
+import textwrap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groove.indexing.chunking import breadcrumb, chunk_document
+from groove.models import ParsedDocument, Section
+from groove.parsers.markdown import MarkdownParser
+
+
+def by_chars(text: str) -> int:
+    """A stand-in tokenizer: one token per 4 characters (the SPEC's fallback)."""
+    return max(1, len(text) // 4)
+
+
+def by_words(text: str) -> int:
+    return len(text.split())
+
+
+def chunks_of(md: str, *, exclude=(), max_tokens=500, count=by_chars, path="doc.md"):
+    doc = MarkdownParser().parse(textwrap.dedent(md).lstrip("\n").encode(), path)
+    return chunk_document(doc, exclude_headings=list(exclude), max_tokens=max_tokens,
+                          count_tokens=count)
+
+
+def test_one_chunk_per_section_with_heading_fields_and_clean_content():
+    chunks = chunks_of("""
+        ---
+        title: Guide
+        ---
+        Intro paragraph before any heading.
+
+        # Guide
+        Welcome.
+
+        ## Install
+
+
+        Run the installer.
+
+            indented code stays indented
+
+        ### Linux
+        Use apt.
+        """)
+    assert [(c.chunk_index, c.heading, c.level) for c in chunks] == [
+        (0, None, None), (1, "Guide", 1), (2, "Install", 2), (3, "Linux", 3)]
+    assert chunks[0].content == "Intro paragraph before any heading."
+    assert chunks[2].content == "Run the installer.\n\n    indented code stays indented"
+    assert chunks[3].ancestry == ("Guide", "Install")
+    assert all(c.token_count == by_chars(c.content) for c in chunks)
+
+
+def test_breadcrumbs_drop_consecutive_duplicates():
+    chunks = chunks_of("""
+        # Guide
+        Welcome.
+        ## Install
+        Steps.
+        ### Install
+        Nested same name.
+        """, path="guide.md")
+    # the title comes from the H1, so "Guide > Guide" collapses
+    assert [c.context for c in chunks] == ["Guide", "Guide > Install", "Guide > Install"]
+
+
+def test_preamble_breadcrumb_is_the_title():
+    chunks = chunks_of("Only text, no headings at all in this file.\n", path="notes/deep-dive.md")
+    assert len(chunks) == 1
+    assert chunks[0].heading is None and chunks[0].context == "deep dive"
+
+
+def test_empty_sections_produce_no_chunk_and_indexes_stay_contiguous():
+    chunks = chunks_of("""
+        # A
+
+        ## B
+
+
+        ## C
+        text of c
+        ## D
+           \t
+        ## E
+        text of e
+        """)
+    assert [(c.chunk_index, c.heading) for c in chunks] == [(0, "C"), (1, "E")]
+    assert chunks[0].context == "A > C"
+
+
+def test_excluded_heading_is_dropped_but_shapes_its_childrens_breadcrumb():
+    chunks = chunks_of("""
+        # Manual
+        Top.
+        ## Changelog
+        v1 notes.
+        ### Version 1.2
+        Fixed things.
+        ## 変更履歴（旧）
+        古い内容。
+        ### 詳細
+        中身。
+        """, exclude=["changelog", "変更履歴"])
+    assert [c.heading for c in chunks] == ["Manual", "Version 1.2", "詳細"]
+    assert chunks[1].context == "Manual > Changelog > Version 1.2"
+    assert chunks[1].ancestry == ("Manual", "Changelog")
+    assert chunks[2].context == "Manual > 変更履歴（旧） > 詳細"
+    assert [c.chunk_index for c in chunks] == [0, 1, 2]
+
+
+def test_exclude_headings_never_drops_the_preamble_and_ignores_empty_entries():
+    chunks = chunks_of("Preamble text.\n# Notes\nBody.\n", exclude=[""])
+    assert [c.heading for c in chunks] == [None, "Notes"]
+
+
+def test_breadcrumb_is_cut_at_200_characters_on_a_character_boundary():
+    title = "設計メモ" * 30  # 120 characters, 360 bytes
+    crumb = breadcrumb(title, ("日本語の見出し" * 12,), "最後")  # 209 characters in full
+    assert len(crumb) == 200
+    assert crumb == (title + " > " + "日本語の見出し" * 12)[:200]
+    crumb.encode("utf-8")  # a cut inside a character could not be encoded back
+    assert breadcrumb("T", ("A",), "B") == "T > A > B"
+    assert breadcrumb("T", (), None) == "T"
+    assert breadcrumb("T", ("", "T", "T"), "x") == "T > x"
+
+
+@given(st.lists(st.text(max_size=80), max_size=6), st.text(max_size=80))
+@settings(max_examples=200, deadline=None)
+def test_breadcrumb_guarantees(ancestry, title):
+    crumb = breadcrumb(title, tuple(ancestry), None)
+    assert len(crumb) <= 200
+    expected: list[str] = []
+    for part in (" ".join(p.split()) for p in (title, *ancestry)):
+        if part and (not expected or expected[-1] != part):
+            expected.append(part)
+    full = " > ".join(expected)
+    assert full.startswith(crumb)  # a cut keeps a prefix, never reorders or invents
+    assert crumb == full if len(full) <= 200 else len(full[:200].rstrip()) == len(crumb)
+
+
+def test_long_section_is_split_on_paragraph_boundaries_with_the_same_heading():
+    paragraphs = [f"Paragraph {i} " + "word " * 20 for i in range(10)]
+    body = "\n\n".join(p.strip() for p in paragraphs)
+    chunks = chunks_of(f"# Intro\nshort\n## Long\n{body}\n## Next\nend\n",
+                       max_tokens=50, count=by_words)
+    long_chunks = [c for c in chunks if c.heading == "Long"]
+    assert len(long_chunks) == 5  # two 22-word paragraphs fit in 50 tokens, three do not
+    assert all(c.token_count <= 50 for c in long_chunks)
+    assert "\n\n".join(c.content for c in long_chunks) == body
+    assert all(c.context == "Intro > Long" and c.level == 2 for c in long_chunks)
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    assert chunks[-1].heading == "Next"
+
+
+def test_overlong_paragraph_splits_on_lines_then_characters():
+    lines = [f"line {i} " + "ab " * 5 for i in range(6)]
+    giant = "x" * 100  # one line, no spaces: only a character split can make it fit
+    body = "\n".join(ln.strip() for ln in lines) + "\n" + giant
+    chunks = chunks_of(f"# H\n{body}\n", max_tokens=10, count=by_chars)
+    assert all(c.token_count <= 10 for c in chunks)
+    assert "".join(c.content.replace("\n", "") for c in chunks) == body.replace("\n", "")
+    assert all(c.heading == "H" for c in chunks)
+
+
+def test_japanese_text_without_spaces_is_split_too():
+    text = "これは日本語の長い段落です。" * 40
+    chunks = chunks_of(f"# 日本語\n{text}\n", max_tokens=32, count=len)
+    assert len(chunks) > 1
+    assert all(len(c.content) <= 32 for c in chunks)
+    assert "".join(c.content for c in chunks) == text
+
+
+@given(st.text(alphabet=st.sampled_from("ab あ\n"), max_size=400), st.integers(1, 40))
+@settings(max_examples=150, deadline=None)
+def test_split_chunks_always_fit_and_keep_all_words(body, max_tokens):
+    doc = ParsedDocument(title="T", sections=[Section("H", 1, body)])
+    chunks = chunk_document(doc, exclude_headings=[], max_tokens=max_tokens, count_tokens=len)
+    assert all(c.token_count <= max_tokens for c in chunks)
+    assert "".join("".join(c.content for c in chunks).split()) == "".join(body.split())
+
+
+def test_quality_and_binary_format_flow_into_chunks():
+    doc = ParsedDocument(title="Deck", sections=[Section("Slide 1", 1, "TBD")], binary_format=True)
+    (binary,) = chunk_document(doc, exclude_headings=[], max_tokens=100, count_tokens=by_chars)
+    assert binary.quality == 1.0
+    doc.binary_format = False
+    (stub,) = chunk_document(doc, exclude_headings=[], max_tokens=100, count_tokens=by_chars)
+    assert stub.quality == 0.0

@@ -1,0 +1,71 @@
+"""The per-chunk quality score (SPEC 3)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from groove.indexing.quality import is_boilerplate, quality_score
+
+LONG_LINE = "A real sentence that explains how the indexer walks the knowledge base folder."
+PARAGRAPH = ("The indexer walks the folder, hashes each file and re-embeds only what changed.\n"
+             "Renames keep their embeddings because the bytes did not change.")
+JA_PARAGRAPH = ("インデックス作成ではフォルダを走査し、各ファイルのハッシュを計算します。\n"
+                "変更があったファイルだけを再度埋め込みます。")
+
+
+def test_substantial_multiline_text_scores_full():
+    assert quality_score(PARAGRAPH) == 1.0
+    assert quality_score(JA_PARAGRAPH) == 1.0
+
+
+def test_single_line_under_80_characters_loses_03():
+    assert len(LONG_LINE) < 80
+    assert quality_score(LONG_LINE) == pytest.approx(0.7)
+    assert quality_score("x" * 80) == 1.0
+
+
+def test_under_30_characters_loses_06_on_top():
+    assert quality_score("Port is 3100 by default.") == pytest.approx(0.1)
+    assert quality_score("short\nbut two lines") == pytest.approx(0.4)
+    assert quality_score("ポートは既定で3100です。") == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("stub", [
+    "TBD", "todo", "**TODO**", "- [ ] TODO: TBD", "WIP...", "Coming soon!", "_to be written_",
+    "Placeholder", "lorem ipsum dolor sit amet", "詳細は後述", "（準備中）", "詳細は後述します。",
+    "> 準備中 / TBD",
+])
+def test_boilerplate_only_content_scores_zero(stub):
+    assert is_boilerplate(stub)
+    assert quality_score(stub) == 0.0
+
+
+def test_long_boilerplate_is_penalised_but_not_for_length():
+    text = "TODO\nTBD\nWIP\nComing soon\nTo be written\nPlaceholder\n準備中\n詳細は後述"
+    assert len(text) >= 30
+    assert quality_score(text) == pytest.approx(0.5)
+
+
+def test_text_mentioning_a_placeholder_is_not_boilerplate():
+    assert not is_boilerplate("TODO: write the migration guide for the v2 schema")
+    assert not is_boilerplate("準備中のため、当面は旧サーバーを使ってください。")
+    assert not is_boilerplate("---")
+    assert quality_score("TODO: write the migration guide for the v2 schema") == pytest.approx(0.7)
+
+
+def test_binary_formats_are_exempt():
+    assert quality_score("TBD", binary_format=True) == 1.0
+    assert quality_score("", binary_format=True) == 1.0
+
+
+def test_surrounding_whitespace_does_not_count():
+    assert quality_score("\n\n   TBD   \n\n") == 0.0
+    assert quality_score("\n" + LONG_LINE + "\n\n") == pytest.approx(0.7)
+
+
+@given(st.text(), st.booleans())
+def test_score_is_always_within_bounds(text, binary):
+    score = quality_score(text, binary_format=binary)
+    assert 0.0 <= score <= 1.0

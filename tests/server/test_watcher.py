@@ -1,0 +1,101 @@
+"""Live sync: edit, delete, rename and .grooveignore changes under a running watcher."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from groove.search.request import SearchRequest
+from groove.server.watcher import Watcher
+
+DEADLINE_S = 15.0
+
+
+def wait_for(predicate: Callable[[], bool], what: str) -> None:
+    """Poll until ``predicate`` holds; fail naming ``what`` after the deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {DEADLINE_S:.0f} s: {what}")
+
+
+@pytest.fixture
+def live(tmp_path, write_files, make_kb) -> Iterator[tuple]:
+    kb_dir = write_files(tmp_path / "kb", {
+        "alpha.md": "# Alpha\n\nThe quokka colony lives on the island.\n",
+        "sub/beta.md": "# Beta\n\nBeta explains the marmoset enclosure.\n",
+        "sub/deep/gamma.md": "# Gamma\n\nGamma covers the pangolin survey.\n",
+    })
+    kb = make_kb(kb_dir, watch={"debounce_ms": 50})
+    kb.index()
+    watcher = Watcher(kb)
+    watcher.start()
+    assert watcher.ready.wait(10), "watcher did not start"
+    assert watcher.state == "watching"
+    yield kb, kb_dir, watcher
+    watcher.stop()
+    assert watcher.state == "off"
+
+
+def paths_for(kb, query: str) -> set[str]:
+    response = kb.search(SearchRequest(query=query, limit=10, include_low_quality=True))
+    return {h.path for h in response.results if query.lower() in h.content.lower()}
+
+
+def indexed(kb) -> set[str]:
+    with kb.lock:
+        return {d.path for d in kb.store.list_documents()}
+
+
+def test_edit_create_delete_follow(live):
+    kb, kb_dir, _ = live
+    (kb_dir / "alpha.md").write_text("# Alpha\n\nThe axolotl tank replaced the quokkas.\n")
+    wait_for(lambda: paths_for(kb, "axolotl") == {"alpha.md"}, "edited text searchable")
+    (kb_dir / "new.md").write_text("# New\n\nA note about the okapi reserve.\n")
+    wait_for(lambda: paths_for(kb, "okapi") == {"new.md"}, "new file searchable")
+    (kb_dir / "new.md").unlink()
+    wait_for(lambda: "new.md" not in indexed(kb) and not paths_for(kb, "okapi"), "deleted file gone")
+
+
+def test_rename_updates_the_path(live):
+    kb, kb_dir, _ = live
+    (kb_dir / "sub" / "beta.md").rename(kb_dir / "renamed.md")
+    wait_for(lambda: paths_for(kb, "marmoset") == {"renamed.md"}, "renamed path served")
+    assert "sub/beta.md" not in indexed(kb)
+
+
+def test_folder_moves_and_deletes(live):
+    kb, kb_dir, _ = live
+    (kb_dir / "sub" / "deep").rename(kb_dir / "moved")
+    wait_for(lambda: paths_for(kb, "pangolin") == {"moved/gamma.md"}, "moved folder re-pathed")
+    import shutil
+
+    shutil.rmtree(kb_dir / "sub")
+    wait_for(lambda: indexed(kb) == {"alpha.md", "moved/gamma.md"}, "deleted folder removed")
+
+
+def test_grooveignore_reloads_rules_first(live):
+    kb, kb_dir, watcher = live
+    (kb_dir / ".grooveignore").write_text("sub/\n")
+    wait_for(lambda: not paths_for(kb, "marmoset") and "sub/beta.md" not in indexed(kb),
+             "ignored folder dropped")
+    (kb_dir / "sub" / "late.md").write_text("# Late\n\nThe tapir file.\n")
+    (kb_dir / "visible.md").write_text("# Visible\n\nThe tapir file, visible copy.\n")
+    wait_for(lambda: paths_for(kb, "tapir") == {"visible.md"}, "excluded edit stays out")
+    assert watcher.rules.excludes_file("sub/late.md")
+    (kb_dir / ".grooveignore").unlink()
+    wait_for(lambda: {"sub/beta.md", "sub/late.md"} <= indexed(kb), "un-ignored files back")
+
+
+def test_excluded_dirs_stay_out(live):
+    kb, kb_dir, _ = live
+    (kb_dir / "node_modules").mkdir()
+    (kb_dir / "node_modules" / "pkg.md").write_text("# Pkg\n\nThe wombat package.\n")
+    (kb_dir / "probe.md").write_text("# Probe\n\nThe ibex probe.\n")
+    wait_for(lambda: paths_for(kb, "ibex") == {"probe.md"}, "probe indexed")
+    assert not paths_for(kb, "wombat")
+    assert "node_modules/pkg.md" not in indexed(kb)
