@@ -23,7 +23,7 @@ from groove.config import (
 )
 from groove.errors import ConfigError, GrooveError
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "groove.toml.example"
+EXAMPLE = Path(__file__).resolve().parents[2] / "groove.toml.example"
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -39,7 +39,7 @@ from groove.evaluation import (
 from groove.models import Hit, SearchResponse
 from groove.search.request import SearchRequest
 
-FIXTURE = Path(__file__).parent / "fixtures" / "quality_kb"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "quality_kb"
 
 
 # --- metrics -------------------------------------------------------------------------
