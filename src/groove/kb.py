@@ -42,7 +42,7 @@ from groove.store.base import Store
 
 log = logging.getLogger("groove.kb")
 
-#: Text returned by ``read_document`` is capped here (SPEC §6 get_document).
+#: Text returned by ``read_document`` is capped here (docs/mcp.md, 'get_document').
 DOCUMENT_TEXT_CAP_BYTES = 1024 * 1024
 
 
@@ -128,7 +128,7 @@ class KnowledgeBase:
 
     # --- reading --------------------------------------------------------------
     def search(self, request: SearchRequest) -> SearchResponse:
-        """Run the §5 pipeline. Bounds are checked before the model is touched."""
+        """Run the search pipeline (docs/search.md); bounds are checked before the model loads."""
         from groove.search.pipeline import run_search
         from groove.search.request import validate_request
         from groove.search.vectors import VectorIndex

@@ -1,4 +1,6 @@
-"""``groove doctor`` (SPEC §11): what is wrong with an index, and which command fixes it.
+"""``groove doctor``: what is wrong with an index, and which command fixes it.
+
+The checks and their fixes are listed in docs/cli.md, 'doctor'.
 
 Three families of checks, each finding naming its fix:
 

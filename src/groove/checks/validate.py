@@ -1,4 +1,4 @@
-"""``groove validate`` (SPEC §11): frontmatter checked against ``groove-schema.toml``.
+"""``groove validate``: frontmatter checked against ``groove-schema.toml`` (docs/cli.md).
 
 Schema format (``<kb>/groove-schema.toml`` or ``--schema``)::
 
@@ -11,7 +11,7 @@ Schema format (``<kb>/groove-schema.toml`` or ``--schema``)::
     enum = ["a", "b"]        # allowed values (each item of a list)
     allow_empty = false      # "", [] and a bare key; default: false when required
 
-Decisions where the spec is silent: an empty value of an optional field is
+Decisions made here: an empty value of an optional field is
 allowed unless ``allow_empty = false`` says otherwise, and counts as "not
 given" for the other rules; ``float`` accepts integers; ``date`` accepts YAML
 dates and ISO ``YYYY-MM-DD`` strings (optionally with a time); ``list`` means a

@@ -1,4 +1,4 @@
-"""``groove graph``: the §9 connection graph as JSON (default), text, Graphviz dot or SVG."""
+"""``groove graph``: the connection graph as JSON (default), text, dot or SVG (docs/graph.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 ``kb_options`` gives every command ``--kb-path/--config/--db-path`` and hands
 it a ready :class:`~groove.kb.KnowledgeBase` (config errors exit 2 before any
-model loads). ``search_options`` adds every §5 filter and stage flag and hands
+model loads). ``search_options`` adds every search filter and stage flag (docs/search.md) and hands
 the command a :class:`~groove.search.request.SearchRequest` template; it is
 used by both ``search`` and ``eval`` so the two can never drift apart.
 """

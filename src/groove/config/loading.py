@@ -26,7 +26,9 @@ log = logging.getLogger("groove.config")
 
 
 def discover_config(cwd: Path, config_path: Path | None = None) -> tuple[Path | None, bool]:
-    """SPEC §2 discovery: return ``(file or None, trusted)``; first hit wins.
+    """Find the config file: return ``(file or None, trusted)``; first hit wins.
+
+    The order and trust rules are in docs/configuration.md.
 
     ``--config`` (trusted; missing is an error) → ``<cwd>/groove.toml`` →
     ``groove.toml`` beside the nearest ``.git`` within cwd and 19 parents (only

@@ -19,7 +19,7 @@ from groove.errors import ConfigError
 log = logging.getLogger("groove.config")
 
 def _unsafe_kb_reason(kb: Path, config_dir: Path) -> str | None:
-    """Why an untrusted file may not choose ``kb`` (SPEC §2 rule c), or None."""
+    """Why an untrusted file may not choose ``kb`` (docs/configuration.md), or None."""
     if kb.parent == kb:
         return "it is a filesystem root"
     try:

@@ -49,9 +49,9 @@ def _as_dict(section: Any) -> dict[str, Any]:
 def build_fingerprint(config: Any, request: SearchRequest, golden_sha256: str) -> dict[str, Any]:
     """Everything that shapes the ranking, with per-call overrides applied.
 
-    Beyond the SPEC list (model, reranker, fusion, MMR, parent settings, golden
-    hash) it includes the request's filters: a run restricted to one category
-    is not comparable with an unrestricted one.
+    Beyond the list in docs/evaluation.md (model, reranker, fusion, MMR,
+    parent settings, golden hash) it includes the request's filters: a run
+    restricted to one category is not comparable with an unrestricted one.
     """
     rerank = config.rerank_by_default if request.rerank is None else request.rerank
     mmr = _as_dict(config.search.mmr)

@@ -1,4 +1,4 @@
-"""`groove tune`: sweep the fusion parameters over the golden set (SPEC §11).
+"""`groove tune`: sweep the fusion parameters over the golden set (docs/evaluation.md, 'Tuning').
 
 The grid is ``rrf_k`` × the three bm25 column weights. Choosing the best cell
 on the same queries that score it would flatter the winner, so the choice is

@@ -223,7 +223,7 @@ def connection_graph(
     topic: str | None = None,
     exclude_paths: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The §9 graph around ``start`` as a JSON-ready dict (see the module docstring)."""
+    """The connection graph around ``start`` as a JSON-ready dict (docs/graph.md)."""
     params = validate_graph_args(
         start=start, depth=depth, fan_out=fan_out, min_similarity=min_similarity,
         seed_strategy=seed_strategy, max_seed_chunks=max_seed_chunks, max_nodes=max_nodes,

@@ -1,4 +1,6 @@
-"""Sections -> chunks (SPEC 3): one chunk per non-empty section, split when too long.
+"""Sections -> chunks: one chunk per non-empty section, split when too long.
+
+The user-facing description is docs/indexing.md, 'Chunking'.
 
 A section over the embedder's window is split on paragraph (blank-line)
 boundaries, packing as many whole paragraphs per chunk as fit; a single

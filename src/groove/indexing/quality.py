@@ -1,4 +1,4 @@
-"""A cheap per-chunk quality score (SPEC 3) used to hide stub chunks.
+"""A cheap per-chunk quality score (docs/indexing.md, 'Quality score') used to hide stub chunks.
 
 Start at 1.0 and subtract for each sign of a stub; the penalties stack, so a
 bare "TBD" scores 0 while a real one-line sentence keeps 0.7. Chunks from

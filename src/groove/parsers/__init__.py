@@ -19,7 +19,7 @@ __all__ = ["PARSER_IDS", "ParseError", "Parser", "extensions_for", "get_parser",
 
 log = logging.getLogger("groove.parsers")
 
-#: Every id ``[parsers] enabled`` accepts (SPEC 2).
+#: Every id ``[parsers] enabled`` accepts (docs/configuration.md, '[parsers]').
 PARSER_IDS: tuple[str, ...] = ("md", "txt", "pdf", "docx", "xlsx", "pptx")
 
 _IMPLEMENTATIONS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""Zip-bomb guard for the OOXML formats (docx, xlsx, pptx), SPEC 10.
+"""Zip-bomb guard for the OOXML formats (docx, xlsx, pptx); docs/indexing.md, 'Formats'.
 
 The parser libraries inflate whatever the archive holds, so before any of them
 sees the bytes we (1) refuse OLE/CFB containers (password-protected OOXML and

@@ -1,4 +1,4 @@
-"""Word .docx via python-docx (SPEC 10).
+"""Word .docx via python-docx (docs/indexing.md, 'Formats').
 
 Sections start at paragraphs styled ``Heading 1`` .. ``Heading 6`` and carry
 the same ancestry as Markdown headings, so chunking and ``exclude_headings``

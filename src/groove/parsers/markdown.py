@@ -1,4 +1,4 @@
-"""Markdown: YAML frontmatter plus heading-delimited sections (SPEC 3).
+"""Markdown: YAML frontmatter plus heading-delimited sections (docs/indexing.md, 'Markdown').
 
 Only ATX headings (``#`` .. ``######``) start sections; a ``#`` line inside a
 fenced code block (``` or ~~~, CommonMark closing rules) is code, not a

@@ -1,4 +1,4 @@
-"""PDF via pypdf (SPEC 10): one section per non-empty page, heading ``p.N``.
+"""PDF via pypdf (docs/indexing.md, 'Formats'): one section per non-empty page, heading ``p.N``.
 
 Files whose text layer is missing (scans) or mis-decoded (a font without a
 usable ToUnicode map yields C1 control characters) are skipped rather than

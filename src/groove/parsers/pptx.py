@@ -1,4 +1,4 @@
-"""PowerPoint .pptx via python-pptx (SPEC 10).
+"""PowerPoint .pptx via python-pptx (docs/indexing.md, 'Formats').
 
 One section per slide in presentation order, heading ``Slide N: <title>``
 (``Slide N`` when the slide has no title text). The body is the text of every

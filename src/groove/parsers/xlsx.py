@@ -1,4 +1,4 @@
-"""Excel .xlsx via openpyxl in read-only streaming mode (SPEC 10).
+"""Excel .xlsx via openpyxl in read-only streaming mode (docs/indexing.md, 'Formats').
 
 One section per non-empty sheet, heading ``Sheet: <name>``, one line per row
 with cells tab-joined. Each sheet contributes at most 1 MiB of UTF-8 text, cut

@@ -1,4 +1,4 @@
-"""The search side: query compilation, spans and the §5 pipeline stages."""
+"""The search side: query compilation, spans and the pipeline stages (docs/search.md)."""
 
 from groove.search.pipeline import run_search
 from groove.search.query import ParsedQuery, parse_query, query_phrases

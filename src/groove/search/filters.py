@@ -1,4 +1,4 @@
-"""Search filters (SPEC §5), applied to candidates *before* the cut to N.
+"""Search filters (docs/search.md, 'Filters'), applied to candidates *before* the cut to N.
 
 A :class:`ChunkFilter` is built once per request and then asked about chunk
 metadata rows; the vector index turns it into a boolean mask (cached per

@@ -1,4 +1,4 @@
-"""Reciprocal Rank Fusion of the two legs (SPEC §5)."""
+"""Reciprocal Rank Fusion of the two legs (docs/search.md, 'Fusion')."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The search pipeline of SPEC §5, as one function calling one function per stage.
+"""The search pipeline, as one function calling one function per stage (docs/search.md).
 
 candidates → filters → fusion → reranker → MMR → parent retriever →
 match_spans → low_confidence. Filters are applied inside the candidate step
-(before each leg's cut to N), as the spec requires. Each optional stage is a
+(before each leg's cut to N), as docs/search.md describes. Each optional stage is a
 no-op when off, so with all of them off the output is exactly the fused ranking.
 """
 

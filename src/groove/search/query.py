@@ -1,4 +1,6 @@
-"""Full-text query compilation (SPEC section 5): one split shared by FTS and match_spans.
+"""Full-text query compilation: one split shared by FTS and match_spans.
+
+The user-facing rules are in docs/search.md, 'Query syntax'.
 
 Two entry points:
 
@@ -11,11 +13,11 @@ Two entry points:
   positive text; :class:`ParsedQuery` adds step 6 (whole-text fallback) on top.
 
 Step 6 lives in :class:`ParsedQuery`, not in :func:`query_phrases`, because
-``citations.md`` wins over SPEC: for ``ab cd`` match_spans must see "no phrase"
-and fall back to a whitespace split (``ab``, ``cd``), while FTS searches the
-whole text ``"ab cd"``.
+the match_spans contract (docs/citations.md) decides it: for ``ab cd``
+match_spans must see "no phrase" and fall back to a whitespace split
+(``ab``, ``cd``), while FTS searches the whole text ``"ab cd"``.
 
-Exclusion grammar (decisions where SPEC is silent are marked *decision*):
+Exclusion grammar (choices made here are marked *decision*):
 
 * A *group* starts at the beginning of the text, after whitespace, or right
   after the closing quote of a quoted exclusion (*decision*, see below).
@@ -34,8 +36,8 @@ Exclusion grammar (decisions where SPEC is silent are marked *decision*):
 * ``foo -"bar"-baz``: after the quoted exclusion ``bar`` closes, the tail is
   read as a new group, so ``-baz`` is a second exclusion and the positive text
   is ``foo``.  FTS and match_spans both use that positive text, so neither
-  searches nor highlights ``baz`` (the lost highlight that ``citations.md``
-  records cannot happen here).  A tail that does not start with ``-`` stays
+  searches nor highlights ``baz`` (the lost highlight that docs/citations.md
+  mentions cannot happen here).  A tail that does not start with ``-`` stays
   positive: ``-"bar"baz`` excludes ``bar`` and searches ``baz``.
 * An unclosed quote makes the rest of the text free of quoted regions (its
   quotes are plain text), both here and in :func:`query_phrases`, which keeps
@@ -140,7 +142,7 @@ def parse_query(raw: str) -> ParsedQuery:
 
 
 def query_phrases(text: str, *, warn_on_cap: bool = True) -> list[str]:
-    """SPEC section 5 steps 2-5 on ``text``: the deduplicated, capped phrase list.
+    """Query steps 2-5 on ``text``: the deduplicated, capped phrase list (docs/search.md).
 
     Returns ``[]`` when no fragment reaches 3 code points; step 6 (whole-text
     fallback) is the caller's business (see the module docstring).  Every

@@ -1,4 +1,4 @@
-"""The search request: every parameter of SPEC section 5, in one place.
+"""The search request: every parameter of docs/search.md, in one place.
 
 The CLI flags, the MCP ``search`` tool and ``groove eval`` all build a
 :class:`SearchRequest`; :func:`validate_request` enforces the input bounds
@@ -34,7 +34,7 @@ class SearchRequest:
     parent_retriever: bool | None = None  # None -> config.search.parent_retriever.enabled
 
 
-#: SPEC §5 input bounds.
+#: Input bounds (docs/search.md, 'Parameters').
 MAX_QUERY_BYTES = 1024
 MAX_LIST_ENTRIES = 64
 MAX_ENTRY_BYTES = 1024

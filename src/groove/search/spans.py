@@ -1,4 +1,4 @@
-"""match_spans: where the query's terms occur in a hit's content (citations.md).
+"""match_spans: where the query's terms occur in a hit's content (docs/citations.md).
 
 ``match_spans`` takes the *positive text* of the query
 (:attr:`groove.search.query.ParsedQuery.positive_text`), never the raw query,
@@ -6,7 +6,7 @@ so an excluded group produces no span.  It returns None (key omitted) when
 spans are not computed, ``[]`` when computed without a match.
 
 The search runs on UTF-8 bytes: ``bytes.lower`` is exactly the ASCII-only
-fold citations.md asks for, and an ASCII term can only match ASCII bytes,
+fold docs/citations.md describes, and an ASCII term can only match ASCII bytes,
 which never occur inside a multi-byte sequence, so every offset found is
 already a byte offset on a codepoint boundary and no char-to-byte conversion
 is needed.
@@ -24,7 +24,7 @@ FALLBACK_TERM_LIMIT = 100
 
 
 def match_spans(query_positive_text: str, content: str) -> list[dict[str, int]] | None:
-    """Byte spans of the query's terms in ``content``, folded per citations.md.
+    """Byte spans of the query's terms in ``content``, folded per docs/citations.md.
 
     None when the query is empty/whitespace-only, when any term is non-ASCII,
     when ``content`` exceeds MATCH_SPAN_CONTENT_MAX_BYTES as UTF-8, or when it

@@ -1,4 +1,4 @@
-"""Streamable HTTP transport and the small admin surface (SPEC §7).
+"""Streamable HTTP transport and the small admin surface (docs/deployment.md, 'HTTP transport').
 
 Routes: ``/mcp`` (the SDK's Streamable HTTP app, with the SDK's own
 Host/Origin gate, body limit and session cap), ``/healthz``, and the

@@ -1,4 +1,4 @@
-"""The four fixed MCP prompts (SPEC §6). Not configurable, on purpose.
+"""The four fixed MCP prompts (docs/mcp.md, 'Prompts'). Not configurable, on purpose.
 
 Every prompt tells the model the same three rules: cite paths, pass on
 ``low_confidence``, and say plainly when the knowledge base has nothing.

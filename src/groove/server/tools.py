@@ -32,7 +32,7 @@ from groove.server.state import ServerState
 
 log = logging.getLogger("groove.server")
 
-#: get_document text cap (SPEC §6).
+#: get_document text cap (docs/mcp.md, 'get_document').
 DOCUMENT_CAP_BYTES = 1024 * 1024
 
 ToolFn = Callable[..., Awaitable[Any]]
@@ -212,7 +212,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
 
 
 def with_uris(kb: Any, response: SearchResponse) -> dict[str, Any]:
-    """The §5 response with ``uri`` on every hit whose document is servable."""
+    """The search response (docs/search.md) with ``uri`` on every hit whose document is servable."""
     for hit in response.results:
         if servable(kb, hit.path):
             hit.uri = doc_uri(hit.path)

@@ -1,4 +1,4 @@
-"""Live sync (SPEC §8): watch kb_path and apply changes incrementally.
+"""Live sync (docs/indexing.md, 'Live sync'): watch kb_path and apply changes incrementally.
 
 A :class:`Watcher` runs ``watchfiles.watch`` in a daemon thread. Changes are
 debounced (``[watch] debounce_ms`` of quiet, capped so a file that never stops
