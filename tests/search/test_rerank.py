@@ -10,8 +10,10 @@ import pytest
 from searchkit import Corpus, Sec, unit
 
 from groove.errors import ModelLoadError
+from groove.rerankers import get_reranker
+from groove.rerankers.fastembed import FastEmbedReranker
 from groove.search.request import SearchRequest
-from groove.search.rerank import FastEmbedScorer, rerank, rerank_pool_size
+from groove.search.rerank import rerank, rerank_pool_size
 
 
 class RecordingScorer:
@@ -148,7 +150,7 @@ def test_fastembed_reranker_with_empty_cache_offline_fails_fast_and_clearly(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     start = time.monotonic()
     with pytest.raises(ModelLoadError) as info:
-        FastEmbedScorer("bge-reranker-base", cache)
+        FastEmbedReranker("bge-reranker-base", cache_dir=cache)
     assert time.monotonic() - start < 10
     message = str(info.value)
     assert "bge-reranker-base" in message and "BAAI/bge-reranker-base" in message
@@ -167,4 +169,4 @@ def test_pipeline_reports_the_reranker_load_failure(fruit: Corpus, tmp_path: Pat
 
 def test_unknown_reranker_id_is_refused_with_the_choices() -> None:
     with pytest.raises(ModelLoadError, match="bge-reranker-v2-m3"):
-        FastEmbedScorer("no-such-reranker")
+        get_reranker("no-such-reranker")

@@ -9,6 +9,7 @@ import click
 from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
+from groove.embedders import EMBEDDERS
 from groove.kb import KnowledgeBase
 
 
@@ -19,7 +20,7 @@ def _overrides(kwargs: dict) -> dict:
 
 @cli.command("index")
 @click.option("--force", is_flag=True, help="Rebuild every document (needed to change model or contextual mode).")
-@click.option("--model", default=None, help="Embedding model id (overrides groove.toml).")
+@click.option("--model", default=None, help=f"Embedding model id (overrides groove.toml): {EMBEDDERS.accepted()}.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.option("--progress", is_flag=True, help="Progress bar on a TTY, periodic lines otherwise.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

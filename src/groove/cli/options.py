@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from groove.errors import GrooveError
+from groove.rerankers import RERANKERS
 from groove.search.request import SearchRequest
 
 
@@ -104,7 +105,7 @@ def search_options(func: Callable[..., Any]) -> Callable[..., Any]:
                   help="low_confidence threshold (0 disables).")
     @click.option("--rerank/--no-rerank", default=None, help="Run the cross-encoder reranker.")
     @click.option("--reranker", default=None,
-                  help="bge-reranker-base | jina-reranker-v2-ml | bge-reranker-v2-m3.")
+                  help=f"Reranker id (overrides groove.toml): {RERANKERS.accepted()}.")
     @click.option("--mmr/--no-mmr", default=None, help="Diversify with MMR.")
     @click.option("--mmr-lambda", type=float, default=None, help="MMR relevance weight in [0,1].")
     @click.option("--mmr-same-doc-penalty", type=float, default=None, help="MMR same-document penalty (>= 0).")

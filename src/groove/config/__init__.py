@@ -36,9 +36,6 @@ from groove.config.model import (
     GOLDEN_FILENAME as GOLDEN_FILENAME,
 )
 from groove.config.model import (
-    LEGACY_PARSER_IDS as LEGACY_PARSER_IDS,
-)
-from groove.config.model import (
     MAX_GIT_PARENTS as MAX_GIT_PARENTS,
 )
 from groove.config.model import (
@@ -46,9 +43,6 @@ from groove.config.model import (
 )
 from groove.config.model import (
     MAX_TOKENS as MAX_TOKENS,
-)
-from groove.config.model import (
-    PARSER_IDS as PARSER_IDS,
 )
 from groove.config.model import (
     BestPracticeConfig as BestPracticeConfig,
@@ -72,9 +66,6 @@ from groove.config.model import (
     MmrConfig as MmrConfig,
 )
 from groove.config.model import (
-    ModelId as ModelId,
-)
-from groove.config.model import (
     ParentRetrieverConfig as ParentRetrieverConfig,
 )
 from groove.config.model import (
@@ -82,9 +73,6 @@ from groove.config.model import (
 )
 from groove.config.model import (
     QualityFilterConfig as QualityFilterConfig,
-)
-from groove.config.model import (
-    RerankerId as RerankerId,
 )
 from groove.config.model import (
     SearchConfig as SearchConfig,
@@ -115,17 +103,13 @@ __all__ = [
     "FusionConfig",
     "GOLDEN_FILENAME",
     "HttpTransportConfig",
-    "LEGACY_PARSER_IDS",
     "MAX_GIT_PARENTS",
     "MAX_K",
     "MAX_TOKENS",
     "MmrConfig",
-    "ModelId",
-    "PARSER_IDS",
     "ParentRetrieverConfig",
     "ParsersConfig",
     "QualityFilterConfig",
-    "RerankerId",
     "SearchConfig",
     "TransportConfig",
     "WatchConfig",

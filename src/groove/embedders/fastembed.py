@@ -81,6 +81,8 @@ def default_cache_dir() -> Path:
 class FastEmbedEmbedder(Embedder):
     """One of :data:`SPECS`, loaded through fastembed from ``cache_dir``."""
 
+    downloads = True
+
     def __init__(self, model_id: str, *, cache_dir: Path | None = None) -> None:
         if model_id not in SPECS:
             raise GrooveError(

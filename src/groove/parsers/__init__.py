@@ -1,62 +1,48 @@
 """Parser registry: which parser handles which file extension.
 
-Adding a format is one line in ``_IMPLEMENTATIONS`` (id -> "module:Class");
-modules are imported lazily, so an optional dependency (pypdf, ...) is only
-needed when its format is enabled.
+Adding a format is one line in :data:`PARSERS` (id -> "module:Class") plus one
+module; modules are imported lazily, so an optional dependency (pypdf, ...) is
+only needed when its format is enabled. The ids here are the only list of
+``[parsers] enabled`` values (docs/configuration.md).
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from groove.errors import ConfigError
 from groove.parsers.base import ParseError, Parser
+from groove.registry import Registry
 
-__all__ = ["PARSER_IDS", "ParseError", "Parser", "extensions_for", "get_parser", "get_parser_for"]
+__all__ = [
+    "LEGACY_PARSER_IDS", "PARSERS", "PARSER_IDS", "ParseError", "Parser", "extensions_for",
+    "get_parser", "get_parser_for",
+]
 
-log = logging.getLogger("groove.parsers")
-
-#: Every id ``[parsers] enabled`` accepts (docs/configuration.md, '[parsers]').
-PARSER_IDS: tuple[str, ...] = ("md", "txt", "pdf", "docx", "xlsx", "pptx")
-
-_IMPLEMENTATIONS: dict[str, str] = {
+PARSERS: Registry[type[Parser]] = Registry("parser id", {
     "md": "groove.parsers.markdown:MarkdownParser",
     "txt": "groove.parsers.text:TextParser",
     "pdf": "groove.parsers.pdf:PdfParser",
     "docx": "groove.parsers.docx:DocxParser",
     "xlsx": "groove.parsers.xlsx:XlsxParser",
     "pptx": "groove.parsers.pptx:PptxParser",
-}
+}, ConfigError)
 
-_instances: dict[str, Parser] = {}
-_warned_missing: set[str] = set()
+#: Every id ``[parsers] enabled`` accepts (docs/configuration.md, "[parsers]").
+PARSER_IDS: tuple[str, ...] = PARSERS.ids
+#: Old binary Office formats: refused with the advice to convert them.
+LEGACY_PARSER_IDS: tuple[str, ...] = ("xls", "doc", "ppt")
 
 
-def get_parser(parser_id: str) -> Parser | None:
-    """The (cached) parser for an id; None for a known id not implemented yet."""
-    if parser_id not in PARSER_IDS:
-        raise ConfigError(f"unknown parser id {parser_id!r}; accepted: {', '.join(PARSER_IDS)}")
-    if parser_id in _instances:
-        return _instances[parser_id]
-    target = _IMPLEMENTATIONS.get(parser_id)
-    if target is None:
-        if parser_id not in _warned_missing:
-            _warned_missing.add(parser_id)
-            log.warning("parser %r is enabled but not available in this version; its files "
-                        "are not indexed", parser_id)
-        return None
-    module_name, class_name = target.split(":")
-    parser = getattr(importlib.import_module(module_name), class_name)()
-    _instances[parser_id] = parser
-    return parser
+def get_parser(parser_id: str) -> Parser:
+    """The (cached) parser for an id; ConfigError naming the accepted ids for an unknown one."""
+    cls = PARSERS.load(parser_id)
+    return PARSERS.instance(parser_id, cls)
 
 
 def _enabled(enabled_ids: Iterable[str]) -> list[Parser]:
-    parsers = (get_parser(i) for i in dict.fromkeys(enabled_ids))
-    return [p for p in parsers if p is not None]
+    return [get_parser(i) for i in dict.fromkeys(enabled_ids)]
 
 
 def extensions_for(enabled_ids: Iterable[str]) -> set[str]:

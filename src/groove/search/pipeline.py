@@ -13,6 +13,7 @@ import dataclasses
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.models import ChunkRow, Hit, SearchResponse
+from groove.rerankers import Reranker, get_reranker
 from groove.search.candidates import gather
 from groove.search.confidence import is_low_confidence
 from groove.search.filters import build_filter, filter_applied
@@ -21,7 +22,7 @@ from groove.search.mmr import mmr_select
 from groove.search.parent import expand_parents
 from groove.search.query import ParsedQuery, parse_query
 from groove.search.request import SearchRequest
-from groove.search.rerank import Scorer, get_scorer, rerank, rerank_pool_size
+from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -42,7 +43,7 @@ class _Stages:
 
 
 def run_search(*, store: Store, embedder: Embedder, config: Config, request: SearchRequest,
-               vectors: VectorIndex, scorer: Scorer | None = None) -> SearchResponse:
+               vectors: VectorIndex, scorer: Reranker | None = None) -> SearchResponse:
     """Answer one (already validated) request."""
     stages = _stages(request, config, scorer)
     parsed = parse_query(request.query)
@@ -66,7 +67,7 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
 
 
-def _stages(request: SearchRequest, config: Config, scorer: Scorer | None) -> _Stages:
+def _stages(request: SearchRequest, config: Config, scorer: Reranker | None) -> _Stages:
     mmr_cfg = config.search.mmr
     wants_rerank = config.rerank_by_default if request.rerank is None else request.rerank
     ratio = request.min_confidence_ratio
@@ -83,7 +84,7 @@ def _stages(request: SearchRequest, config: Config, scorer: Scorer | None) -> _S
 
 
 def _rerank_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, stages: _Stages,
-                  store: Store, config: Config, scorer: Scorer | None
+                  store: Store, config: Config, scorer: Reranker | None
                   ) -> tuple[Ranked, dict[int, ChunkRow]]:
     """Re-score the top pool with the cross-encoder; otherwise pass through."""
     if not stages.rerank:
@@ -92,7 +93,7 @@ def _rerank_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, s
     rows = store.get_chunks([c for c, _ in pool])
     pool = [(c, s) for c, s in pool if c in rows]  # deleted since the refresh
     texts = [_rerank_text(rows[c]) for c, _ in pool]
-    active = scorer or get_scorer(config.reranker, config.model_cache_dir)
+    active = scorer or get_reranker(config.reranker, config.model_cache_dir)
     query = parsed.positive_text.strip() or request.query
     return rerank(query, pool, texts, active), rows
 
