@@ -1,0 +1,121 @@
+"""``groove service install | uninstall | status | list`` (docs/deployment.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from groove.cli import cli
+from groove.cli.options import format_option, handle_errors, kb_options
+from groove.kb import KnowledgeBase
+
+_MANAGER = click.option(
+    "--manager", type=click.Choice(["systemd", "launchd"]), default=None,
+    help="Service manager to write for (default: this platform's — systemd on Linux, launchd on macOS).")
+_NAME = click.option("--name", default=None,
+                     help="Service name (default: groove-<KB folder name>).")
+
+
+@cli.group("service")
+def service_group() -> None:
+    """Run a knowledge base as a per-user background service (HTTP transport)."""
+
+
+@service_group.command("install")
+@_NAME
+@click.option("--port", type=click.IntRange(1, 65535), default=None,
+              help="Port to serve on (default: the port of [transport.http] bind).")
+@click.option("--dry-run", is_flag=True, help="Print the service file; write and start nothing.")
+@_MANAGER
+@kb_options()
+def install_command(kb: KnowledgeBase, name: str | None, port: int | None, dry_run: bool,
+                    manager: str | None) -> None:
+    """Install (and start, when a service manager runs) `groove serve --transport http` for this KB."""
+    from groove.service import backend_for, install, spec_for
+
+    backend = backend_for(manager)
+    spec = spec_for(kb.config, name=name, port=port)
+    if dry_run:
+        click.echo(f"# {backend.path_for(spec.name)}")
+        click.echo(backend.render(spec), nl=False)
+        return
+    for line in install(backend, spec).messages:
+        click.echo(line)
+
+
+def _kb_folder(kb_path: Path | None, config_path: Path | None, name: str | None) -> Path | None:
+    """The KB to look a service up by when no --name is given (the current one by default)."""
+    if name is not None:
+        return None
+    from groove.config import load_config
+
+    return load_config(config_path=config_path, kb_path=kb_path).kb_path
+
+
+def _lookup_options(func):  # type: ignore[no-untyped-def]
+    func = click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
+                        help="Find the service of the KB this groove.toml names.")(func)
+    func = click.option("--kb-path", type=click.Path(path_type=Path), default=None,
+                        help="Find the service serving this folder (default: the current KB).")(func)
+    return _NAME(_MANAGER(func))
+
+
+@service_group.command("uninstall")
+@_lookup_options
+@handle_errors
+def uninstall_command(name: str | None, kb_path: Path | None, config_path: Path | None,
+                      manager: str | None) -> None:
+    """Stop the service and remove its file."""
+    from groove.service import backend_for, uninstall
+
+    backend = backend_for(manager)
+    outcome = uninstall(backend, name=name, kb_path=_kb_folder(kb_path, config_path, name))
+    for line in outcome.messages:
+        click.echo(line)
+
+
+@service_group.command("status")
+@_lookup_options
+@format_option("text", "json", default="text")
+@handle_errors
+def status_command(name: str | None, kb_path: Path | None, config_path: Path | None,
+                   manager: str | None, fmt: str) -> None:
+    """Whether the KB's service is installed and running, its port and its KB (exit 3: not installed)."""
+    from groove.errors import NotFound
+    from groove.service import backend_for, status
+
+    backend = backend_for(manager)
+    try:
+        info = status(backend, name=name, kb_path=_kb_folder(kb_path, config_path, name))
+    except NotFound as exc:
+        if fmt == "json":
+            click.echo(json.dumps({"installed": False, "error": str(exc)}))
+        else:
+            click.echo(f"not installed: {exc}")
+        raise SystemExit(3) from None
+    if fmt == "json":
+        click.echo(json.dumps(info.to_json(), ensure_ascii=False, indent=2))
+    else:
+        click.echo("\n".join(info.lines()))
+
+
+@service_group.command("list")
+@_MANAGER
+@format_option("text", "json", default="text")
+@handle_errors
+def list_command(manager: str | None, fmt: str) -> None:
+    """Every groove service installed for this user."""
+    from groove.service import backend_for, list_services
+
+    infos = list_services(backend_for(manager))
+    if fmt == "json":
+        click.echo(json.dumps([i.to_json() for i in infos], ensure_ascii=False, indent=2))
+        return
+    if not infos:
+        click.echo("no groove services installed (groove service install adds one)")
+    for info in infos:
+        spec = info.spec
+        where = f"port {spec.port}  {spec.kb_path}" if spec else str(info.path)
+        click.echo(f"{info.name}  {info.state}  {where}")

@@ -1,0 +1,91 @@
+"""What one groove background service is: a name, a knowledge base, a command line.
+
+One service serves one knowledge base over Streamable HTTP. Its name comes
+from the KB folder (``groove-<folder>``, lower-cased, anything outside
+``[a-z0-9._-]`` folded to ``-``) unless ``--name`` overrides it; the same name
+is the systemd unit (``<name>.service``) and the launchd label suffix.
+
+Every path in the command line is absolute, and the bind address is written
+out explicitly, so ``groove service status`` can read the KB and the port back
+from the installed file alone (docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from groove.errors import ConfigError
+
+#: Accepted service names (also valid systemd unit names and launchd label parts).
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+PREFIX = "groove-"
+
+
+def default_name(kb_path: Path) -> str:
+    """``groove-<kb folder>``; a folder name with no usable ASCII gets a short path hash."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", kb_path.name.lower()).strip("-._")
+    if not slug:
+        slug = "kb-" + hashlib.sha256(str(kb_path).encode()).hexdigest()[:8]
+    return (PREFIX + slug)[:63].rstrip("-._")
+
+
+def check_name(name: str) -> str:
+    """A user-given ``--name``; refused with what is accepted."""
+    if not NAME_RE.match(name):
+        raise ConfigError(f"--name {name!r} is not a usable service name; accepted: 1-63 "
+                          "characters of a-z, 0-9, '.', '_', '-', starting with a letter or digit")
+    return name
+
+
+def check_path_arg(path: Path, what: str) -> Path:
+    """Paths go into unit files line by line: control characters cannot be written there."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in str(path)):
+        raise ConfigError(f"{what} {str(path)!r} contains a control character (e.g. a newline); "
+                          "a service file cannot hold it — rename the folder")
+    return path
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """One service as installed: enough to render the unit and to read it back."""
+
+    name: str
+    kb_path: Path
+    bind: str
+    config_path: Path | None = None
+    db_path: Path | None = None
+    python: str = sys.executable
+
+    @property
+    def port(self) -> int:
+        return int(self.bind.rpartition(":")[2])
+
+    def argv(self) -> list[str]:
+        """The exact command the service manager runs."""
+        args = [self.python, "-m", "groove", "serve", "--transport", "http"]
+        if self.config_path is not None:
+            args += ["--config", str(self.config_path)]
+        args += ["--kb-path", str(self.kb_path)]
+        if self.db_path is not None:
+            args += ["--db-path", str(self.db_path)]
+        return [*args, "--bind", self.bind]
+
+    @classmethod
+    def from_argv(cls, name: str, argv: list[str]) -> ServiceSpec | None:
+        """Read a spec back from a command line written by :meth:`argv` (None: not ours)."""
+        if len(argv) < 4 or argv[1:4] != ["-m", "groove", "serve"]:
+            return None
+        opts: dict[str, str] = {}
+        rest = argv[4:]
+        for flag, value in zip(rest[::2], rest[1::2], strict=False):
+            opts[flag] = value
+        if "--kb-path" not in opts or "--bind" not in opts:
+            return None
+        return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=opts["--bind"],
+                   config_path=Path(opts["--config"]) if "--config" in opts else None,
+                   db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
+                   python=argv[0])

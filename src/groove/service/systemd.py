@@ -1,0 +1,139 @@
+"""The systemd user unit for a groove service (Linux).
+
+The unit lives in ``$XDG_CONFIG_HOME/systemd/user/<name>.service`` (default
+``~/.config``), restarts on failure (not on exit status 2, a configuration
+error that a restart cannot fix), and logs to the user journal
+(``journalctl --user -u <name>``).
+
+``ExecStart`` quoting: every argument is double-quoted with ``\\`` and ``"``
+backslash-escaped, and systemd's own ``%`` specifiers and ``$`` variables are
+doubled, so any path without control characters survives; :func:`parse_exec`
+is the exact inverse (a hypothesis property pins that).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+from groove.service.base import Backend
+from groove.service.spec import ServiceSpec
+
+MARKER = "# groove service"
+#: ``systemctl --user is-system-running`` answers that mean "a manager is there".
+_LIVE_STATES = {"running", "degraded", "starting", "initializing", "maintenance", "stopping"}
+
+
+def _escape_specifiers(text: str) -> str:
+    return text.replace("%", "%%")
+
+
+def quote_arg(arg: str) -> str:
+    """One ExecStart argument, double-quoted, specifiers and variables neutralised."""
+    inner = arg.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + inner.replace("%", "%%").replace("$", "$$") + '"'
+
+
+def render_exec(argv: list[str]) -> str:
+    return " ".join(quote_arg(a) for a in argv)
+
+
+def parse_exec(value: str) -> list[str]:
+    """Inverse of :func:`render_exec` (every ``%`` and ``$`` it wrote is doubled)."""
+    return shlex.split(value.replace("%%", "%").replace("$$", "$"))
+
+
+class Systemd(Backend):
+    kind = "systemd"
+
+
+    # --- files ---------------------------------------------------------------------------
+    def unit_dir(self) -> Path:
+        base = self.env.get("XDG_CONFIG_HOME") or str(self.home() / ".config")
+        return Path(base).expanduser() / "systemd" / "user"
+
+    def path_for(self, name: str) -> Path:
+        return self.unit_dir() / f"{name}.service"
+
+    def render(self, spec: ServiceSpec) -> str:
+        kb = _escape_specifiers(str(spec.kb_path))
+        return "\n".join([
+            f"{MARKER} ({spec.name}): written by `groove service install`; re-run it to change",
+            "# this file, `groove service uninstall --name " + spec.name + "` to remove it.",
+            "[Unit]",
+            f"Description=groove knowledge-base server for {kb}",
+            "StartLimitIntervalSec=300",
+            "StartLimitBurst=5",
+            "",
+            "[Service]",
+            "Type=exec",
+            f"ExecStart={render_exec(spec.argv())}",
+            f"WorkingDirectory={kb}",
+            "Environment=PYTHONUNBUFFERED=1",
+            "Restart=on-failure",
+            "RestartSec=5",
+            "# exit status 2 is a configuration error: restarting cannot fix it",
+            "RestartPreventExitStatus=2",
+            "NoNewPrivileges=yes",
+            "",
+            "[Install]",
+            "WantedBy=default.target",
+            "",
+        ])
+
+    def read(self, path: Path) -> ServiceSpec | None:
+        """The spec in an installed unit, or None when the file is not a groove service."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not text.startswith(MARKER):
+            return None
+        for line in text.splitlines():
+            if line.startswith("ExecStart="):
+                try:
+                    argv = parse_exec(line.removeprefix("ExecStart="))
+                except ValueError:
+                    return None
+                return ServiceSpec.from_argv(path.stem, argv)
+        return None
+
+    def installed(self) -> list[Path]:
+        folder = self.unit_dir()
+        return sorted(folder.glob("*.service")) if folder.is_dir() else []
+
+    def log_hint(self, name: str) -> str:
+        return f"journalctl --user -u {name}"
+
+    # --- the manager -----------------------------------------------------------------------
+    def _systemctl(self, *args: str) -> subprocess.CompletedProcess[str] | None:
+        try:
+            return subprocess.run(["systemctl", "--user", *args], capture_output=True,
+                                  text=True, timeout=30, env=self.env)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+
+    def unavailable(self) -> str | None:
+        """Why there is no user service manager to talk to (None: there is one)."""
+        done = self._systemctl("is-system-running")
+        if done is None:
+            return "systemctl is not installed"
+        state = done.stdout.strip()
+        if state in _LIVE_STATES:
+            return None
+        return f"the systemd user manager is not running here ({state or done.stderr.strip()})"
+
+    def start_commands(self, name: str) -> list[list[str]]:
+        return [["systemctl", "--user", "daemon-reload"],
+                ["systemctl", "--user", "enable", "--now", f"{name}.service"]]
+
+    def stop_commands(self, name: str) -> list[list[str]]:
+        return [["systemctl", "--user", "disable", "--now", f"{name}.service"]]
+
+    def after_remove_commands(self) -> list[list[str]]:
+        return [["systemctl", "--user", "daemon-reload"]]
+
+    def state(self, name: str) -> str:
+        done = self._systemctl("is-active", f"{name}.service")
+        return (done.stdout.strip() if done is not None else "") or "unknown"

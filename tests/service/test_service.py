@@ -1,0 +1,190 @@
+"""`groove service`: real unit files validated by systemd-analyze, plists read back by plistlib.
+
+Every test points the service manager at a temporary config home and at a
+session bus that does not exist, so nothing is ever started on the machine
+running the tests; install must then say how to start the service.
+"""
+
+from __future__ import annotations
+
+import json
+import plistlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from groove.cli import _register_commands, cli
+from groove.service.spec import default_name
+from groove.service.systemd import parse_exec, render_exec
+
+_register_commands()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path / "home"),
+            "XDG_RUNTIME_DIR": str(tmp_path / "no-runtime"),
+            "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"}
+
+
+def groove(env: dict[str, str], *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def make_kb(root: Path, name: str = "notes") -> Path:
+    kb = root / name
+    kb.mkdir(parents=True)
+    (kb / "a.md").write_text("# A\n\nhello\n", encoding="utf-8")
+    return kb
+
+
+def unit_dir(env: dict[str, str]) -> Path:
+    return Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user"
+
+
+def verify(unit: Path) -> None:
+    done = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stderr.strip() and not done.stdout.strip(), done.stderr
+
+
+def test_install_writes_a_unit_systemd_accepts_and_says_how_to_start_it(tmp_path, env):
+    kb = make_kb(tmp_path, "my notes %$\"\\ 'x'")  # every character systemd treats specially
+    code, out = groove(env, "service", "install", "--kb-path", str(kb), "--port", "3917")
+    assert code == 0, out
+    unit = unit_dir(env) / f"{default_name(kb)}.service"
+    assert f"wrote {unit}" in out
+    assert "not started" in out and f"systemctl --user enable --now {unit.name}" in out
+    verify(unit)
+    text = unit.read_text(encoding="utf-8")
+    assert "Restart=on-failure" in text and "WantedBy=default.target" in text
+    exec_line = next(line for line in text.splitlines() if line.startswith("ExecStart="))
+    argv = parse_exec(exec_line.removeprefix("ExecStart="))
+    assert argv == [sys.executable, "-m", "groove", "serve", "--transport", "http",
+                    "--kb-path", str(kb.resolve()), "--bind", "127.0.0.1:3917"]
+
+
+def test_config_is_passed_by_absolute_path_and_the_unit_verifies(tmp_path, env, monkeypatch):
+    kb = make_kb(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "conf" / "groove.toml"
+    config.parent.mkdir()
+    config.write_text(f'kb_path = "{kb.as_posix()}"\n[transport.http]\nbind = "127.0.0.1:4100"\n',
+                      encoding="utf-8")
+    code, out = groove(env, "service", "install", "--config", "conf/groove.toml", "--name", "work")
+    assert code == 0, out
+    unit = unit_dir(env) / "work.service"
+    verify(unit)
+    code, out = groove(env, "service", "status", "--name", "work", "--format", "json")
+    info = json.loads(out)
+    assert code == 0
+    assert info["config"] == str(config.resolve()) and info["port"] == 4100
+    assert info["kb_path"] == str(kb.resolve()) and info["answering"] is False
+    assert info["state"].startswith("unknown")
+
+
+def test_dry_run_prints_the_unit_and_writes_nothing(tmp_path, env):
+    kb = make_kb(tmp_path)
+    code, out = groove(env, "service", "install", "--kb-path", str(kb), "--dry-run")
+    assert code == 0
+    assert "[Service]" in out and "ExecStart=" in out and str(kb.resolve()) in out
+    assert not unit_dir(env).exists()
+
+
+def test_launchd_plist_parses_and_holds_the_arguments(tmp_path, env):
+    kb = make_kb(tmp_path)
+    code, out = groove(env, "service", "install", "--manager", "launchd", "--kb-path", str(kb),
+                       "--port", "3200")
+    assert code == 0, out
+    plist_path = Path(env["HOME"]) / "Library" / "LaunchAgents" / "local.groove.groove-notes.plist"
+    plist = plistlib.loads(plist_path.read_bytes())
+    assert plist["Label"] == "local.groove.groove-notes"
+    assert plist["ProgramArguments"] == [sys.executable, "-m", "groove", "serve", "--transport",
+                                         "http", "--kb-path", str(kb.resolve()),
+                                         "--bind", "127.0.0.1:3200"]
+    assert plist["KeepAlive"] == {"SuccessfulExit": False} and plist["RunAtLoad"] is True
+    log = Path(env["HOME"]) / "Library" / "Logs" / "groove" / "groove-notes.log"
+    assert plist["StandardErrorPath"] == str(log) and log.parent.is_dir()
+    code, out = groove(env, "service", "list", "--manager", "launchd")
+    assert "groove-notes" in out and "port 3200" in out
+
+
+def test_list_shows_every_service_and_uninstall_removes_one(tmp_path, env):
+    a, b = make_kb(tmp_path, "alpha"), make_kb(tmp_path, "beta")
+    assert groove(env, "service", "install", "--kb-path", str(a), "--port", "3301")[0] == 0
+    assert groove(env, "service", "install", "--kb-path", str(b), "--port", "3302")[0] == 0
+    code, out = groove(env, "service", "list", "--format", "json")
+    listed = {s["name"]: (s["port"], s["kb_path"]) for s in json.loads(out)}
+    assert listed == {"groove-alpha": (3301, str(a.resolve())), "groove-beta": (3302, str(b.resolve()))}
+    code, out = groove(env, "service", "uninstall", "--kb-path", str(a))
+    assert code == 0 and "removed" in out
+    assert not (unit_dir(env) / "groove-alpha.service").exists()
+    code, out = groove(env, "service", "status", "--kb-path", str(a))
+    assert code == 3 and "groove-beta" in out  # says what is installed instead
+
+
+@pytest.mark.parametrize("second, message", [
+    (("--port", "3301"), "port 3301 is already used by service groove-alpha"),
+    (("--name", "groove-alpha", "--port", "3400"), "already serves"),
+])
+def test_clashing_installs_are_refused_by_name(tmp_path, env, second, message):
+    a, b = make_kb(tmp_path, "alpha"), make_kb(tmp_path, "beta")
+    assert groove(env, "service", "install", "--kb-path", str(a), "--port", "3301")[0] == 0
+    code, out = groove(env, "service", "install", "--kb-path", str(b), *second)
+    assert code == 2 and message in out
+
+
+def test_a_second_service_for_the_same_kb_is_refused(tmp_path, env):
+    a = make_kb(tmp_path, "alpha")
+    assert groove(env, "service", "install", "--kb-path", str(a), "--port", "3301")[0] == 0
+    code, out = groove(env, "service", "install", "--kb-path", str(a), "--name", "other")
+    assert code == 2 and "already served by service groove-alpha" in out
+
+
+def test_reinstalling_the_same_service_updates_it(tmp_path, env):
+    a = make_kb(tmp_path, "alpha")
+    assert groove(env, "service", "install", "--kb-path", str(a), "--port", "3301")[0] == 0
+    assert groove(env, "service", "install", "--kb-path", str(a), "--port", "3302")[0] == 0
+    assert '"127.0.0.1:3302"' in (unit_dir(env) / "groove-alpha.service").read_text()
+
+
+def test_a_discovered_config_must_be_named_to_be_trusted(tmp_path, env, monkeypatch):
+    kb = make_kb(tmp_path)
+    (tmp_path / "groove.toml").write_text(f'kb_path = "{kb.as_posix()}"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out = groove(env, "service", "install")
+    assert code == 2 and "untrusted" in out and "--config" in out
+    assert not unit_dir(env).exists()
+
+
+def test_bad_name_is_refused_naming_the_option(tmp_path, env):
+    kb = make_kb(tmp_path)
+    code, out = groove(env, "service", "install", "--kb-path", str(kb), "--name", "../evil")
+    assert code == 2 and "--name '../evil'" in out and "accepted" in out
+
+
+def test_windows_gets_the_documented_command_line(monkeypatch):
+    from groove.errors import ConfigError
+    from groove.service import backend_for
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    with pytest.raises(ConfigError, match="groove serve --transport http --config"):
+        backend_for()
+
+
+def test_default_names_are_valid_for_any_folder_name():
+    for folder in ("Notes", "研究ノート", "a b/c", "...", "x" * 200):
+        name = default_name(Path("/kbs") / folder)
+        assert name.startswith("groove-") and len(name) <= 63
+        assert name.replace("-", "").replace(".", "").replace("_", "").isalnum()
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=0),
+                min_size=1, max_size=6))
+def test_exec_quoting_round_trips(argv):
+    assert parse_exec(render_exec(argv)) == argv
