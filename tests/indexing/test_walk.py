@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from groove.indexing import walk
 from groove.errors import GrooveError, PathRefused
+from groove.indexing import walk
 from groove.indexing.walk import ExclusionRules, iter_candidate_files, read_file_safely, sha256_hex
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file semantics")

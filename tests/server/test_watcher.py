@@ -86,7 +86,7 @@ def test_grooveignore_reloads_rules_first(live):
     (kb_dir / "sub" / "late.md").write_text("# Late\n\nThe tapir file.\n")
     (kb_dir / "visible.md").write_text("# Visible\n\nThe tapir file, visible copy.\n")
     wait_for(lambda: paths_for(kb, "tapir") == {"visible.md"}, "excluded edit stays out")
-    assert watcher.rules.excludes_file("sub/late.md")
+    assert not watcher.files.includes("sub/late.md")
     (kb_dir / ".grooveignore").unlink()
     wait_for(lambda: {"sub/beta.md", "sub/late.md"} <= indexed(kb), "un-ignored files back")
 
@@ -99,3 +99,20 @@ def test_excluded_dirs_stay_out(live):
     wait_for(lambda: paths_for(kb, "ibex") == {"probe.md"}, "probe indexed")
     assert not paths_for(kb, "wombat")
     assert "node_modules/pkg.md" not in indexed(kb)
+
+
+def test_an_undecodable_file_name_does_not_stop_live_sync(live, caplog):
+    """watchfiles cannot decode a non-UTF-8 name and raises; the watcher resyncs and goes on."""
+    import os
+
+    kb, kb_dir, watcher = live
+    with open(os.path.join(os.fsencode(kb_dir), b"b-\xff.md"), "wb") as fh:
+        fh.write(b"# B\n\nThe capybara note.\n")
+    (kb_dir / "after.md").write_text("# After\n\nThe narwhal note.\n")
+    wait_for(lambda: paths_for(kb, "narwhal") == {"after.md"}, "a later file still syncs")
+    (kb_dir / "later.md").write_text("# Later\n\nThe wombat note.\n")
+    wait_for(lambda: paths_for(kb, "wombat") == {"later.md"}, "and one after that")
+    assert watcher.state == "watching"
+    assert not paths_for(kb, "capybara")  # skipped, not stored under a broken name
+    assert any("b-\\xff.md" in r.getMessage() and "UTF-8" in r.getMessage()
+               for r in caplog.records)

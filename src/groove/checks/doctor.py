@@ -188,28 +188,24 @@ def _integrity(store: Any) -> list[Finding]:
 
 # --- servability -----------------------------------------------------------------
 def _servability(kb: Any, store: Any) -> list[Finding]:
-    from groove.indexing.walk import (
-        ExclusionRules,
-        iter_candidate_files,
-        read_file_safely,
-        sha256_hex,
-    )
-    from groove.parsers import extensions_for, get_parser_for
+    from groove.indexing.fileset import FileSet
+    from groove.indexing.walk import read_file_safely, sha256_hex
+    from groove.parsers import get_parser_for
 
     config = kb.config
-    rules = ExclusionRules(config.kb_path, config.exclude_dirs, config.db_path)
+    files = FileSet.from_config(config)
     enabled = list(config.parsers.enabled)
     out: list[Finding] = []
     indexed = {doc.path: doc for doc in store.list_documents()}
     for path, doc in sorted(indexed.items()):
-        problem = _indexed_problem(kb.kb_path, path, rules, enabled, get_parser_for,
+        problem = _indexed_problem(kb.kb_path, path, files.rules, enabled, get_parser_for,
                                    read_file_safely)
         if isinstance(problem, Finding):
             out.append(problem)
         elif sha256_hex(problem) != doc.sha256:
             out.append(Finding("servability", "changed on disk since it was indexed; "
                                "searches return the old text", FIX_INDEX, path))
-    for path in iter_candidate_files(config.kb_path, rules, extensions_for(enabled)):
+    for path in files.walk():
         if path not in indexed:
             out.append(_unindexed_problem(kb.kb_path, path, enabled, get_parser_for,
                                           read_file_safely))

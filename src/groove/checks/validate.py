@@ -298,15 +298,14 @@ def _key_line(text: str, key: str) -> int:
 
 def _markdown_files(config: Any) -> tuple[list[str], list[str]]:
     """(paths the index walk would take that the Markdown parser reads, notes)."""
-    from groove.indexing.walk import ExclusionRules, iter_candidate_files
-    from groove.parsers import extensions_for, get_parser
+    from groove.indexing.fileset import FileSet
+    from groove.parsers import get_parser
 
-    enabled = list(config.parsers.enabled)
-    if "md" not in enabled:
+    markdown = get_parser("md")
+    if markdown is None or "md" not in config.parsers.enabled:
         return [], ["the Markdown parser is not enabled in [parsers]; no frontmatter to check"]
-    md_exts = set(get_parser("md").extensions) & extensions_for(enabled)
-    rules = ExclusionRules(config.kb_path, config.exclude_dirs, config.db_path)
-    return list(iter_candidate_files(config.kb_path, rules, md_exts)), list(rules.warnings)
+    files = FileSet.from_config(config, extensions=markdown.extensions)
+    return list(files.walk()), files.warnings
 
 
 def _check_file(kb_path: Path, rel: str, rules: list[FieldRule]) -> tuple[list[Violation], str | None]:

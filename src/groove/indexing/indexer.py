@@ -18,11 +18,12 @@ likes batches), but each document is still committed on its own.
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -30,9 +31,10 @@ from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError
 from groove.indexing.chunking import chunk_document
-from groove.indexing.walk import ExclusionRules, iter_candidate_files, read_file_safely, sha256_hex
+from groove.indexing.fileset import FileSet
+from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
 from groove.models import Chunk, DocumentRecord, ParsedDocument
-from groove.parsers import extensions_for, get_parser_for
+from groove.parsers import get_parser_for
 from groove.store.base import Store
 
 log = logging.getLogger("groove.indexing.indexer")
@@ -153,9 +155,8 @@ def run_index(
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
                write_lock or nullcontext())
 
-    rules = ExclusionRules(config.kb_path, config.exclude_dirs, config.db_path)
-    extensions = extensions_for(config.parsers.enabled)
-    on_disk = _files_to_consider(config.kb_path, rules, extensions, only_paths)
+    files = FileSet.from_config(config)
+    on_disk = _files_to_consider(run, files, only_paths)
     known = store.document_hashes()
     scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
@@ -176,19 +177,29 @@ def run_index(
     return run.summary
 
 
-def _files_to_consider(kb_path: Path, rules: ExclusionRules, extensions: set[str],
-                       only_paths: Iterable[str] | None) -> list[str]:
+def _files_to_consider(run: _Run, files: FileSet, only_paths: Iterable[str] | None) -> list[str]:
+    """The member files present on disk (all of them, or those among ``only_paths``).
+
+    What the walk sees but cannot take (links, FIFOs, undecodable names) is
+    counted as skipped with one warning each, like a file that fails to parse.
+    """
+    def on_skip(shown: str, reason: str) -> None:
+        _skip(run, shown, reason)
+
     if only_paths is None:
-        return list(iter_candidate_files(kb_path, rules, extensions))
+        return list(files.walk(on_skip))
     present = []
     for rel in sorted(set(only_paths)):
-        full = kb_path / rel
-        if Path(rel).suffix.lower().lstrip(".") not in extensions:
+        if not files.includes(rel):  # covers every parent directory too
             continue
-        if rules.excludes_file(rel):  # covers every parent directory too
+        try:
+            mode = os.lstat(files.kb_path / rel).st_mode
+        except OSError:  # gone: deleted below if it was indexed
             continue
-        if full.is_file() and not full.is_symlink():
+        if stat.S_ISREG(mode):
             present.append(rel)
+        else:
+            on_skip(rel, f"it is {file_kind(mode)}; only regular files are indexed")
     return present
 
 

@@ -5,7 +5,15 @@ KB?"; the initial walk and the file watcher both ask it, so they can never
 disagree. :func:`read_file_safely` is the only way file contents enter the
 index: every check (type, hard links, size) is taken from the descriptor the
 bytes are read from, so a file swapped for a link or a FIFO after the walk is
-refused instead of followed or blocked on.
+refused instead of followed or blocked on; and every path component is opened
+relative to the KB root's descriptor with ``O_NOFOLLOW``, so a *parent*
+directory swapped for a link is refused too (``realpath`` then ``open`` left
+a window in which outside files could be read).
+
+Names groove cannot carry (not valid UTF-8, or holding a backslash) and
+special files (FIFOs, sockets, devices) are skipped with one warning each.
+:class:`groove.indexing.fileset.FileSet` bundles these rules with the enabled
+extensions; callers ask it rather than assembling the pieces themselves.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
@@ -168,47 +176,175 @@ def _parts(rel: str) -> list[str]:
     return [p for p in PurePosixPath(rel.replace("\\", "/")).parts if p not in ("", ".", "/")]
 
 
+# --- names groove can carry --------------------------------------------------------
+def display_path(rel: str) -> str:
+    """``rel`` as text that can always be printed and logged: undecodable bytes shown as ``\\xff``."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        return os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+
+
+def name_problem(rel: str) -> str | None:
+    """Why groove cannot carry this name as a document path, or None.
+
+    A name that is not valid UTF-8 cannot be stored, searched or sent to a
+    client; a backslash is a separator on Windows and is refused by the MCP
+    path gate, so such a file could never be served.
+    """
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the file name is not valid UTF-8; rename it to index it"
+    if "\\" in rel:
+        return "the file name contains a backslash, which groove does not accept in paths; rename it"
+    return None
+
+
+# --- descriptor-relative opening ------------------------------------------------------
+#: Opening every component relative to its parent's descriptor, never following a
+#: link, is what makes a directory swapped for a symlink mid-walk harmless.
+_AT_SUPPORTED = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
+_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_GONE = (errno.ENOENT,)
+_NOT_A_PLAIN_DIR = (errno.ELOOP, errno.ENOTDIR)
+
+
+def _open_root(kb_path: Path) -> int:
+    """The KB folder itself may be a link the user chose; everything below it may not."""
+    return os.open(os.path.realpath(kb_path),
+                   os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def _open_dirs(root_fd: int, parts: list[str]) -> list[int]:
+    """Descriptors of ``parts`` opened one below the other (caller closes them)."""
+    chain: list[int] = []
+    try:
+        for part in parts:
+            chain.append(os.open(part, _DIR_FLAGS, dir_fd=chain[-1] if chain else root_fd))
+    except BaseException:
+        _close_all(chain)
+        raise
+    return chain
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in reversed(fds):
+        os.close(fd)
+
+
+def _chain_intact(root_fd: int, chain: list[int]) -> bool:
+    """Each opened directory's ``..`` is still the directory it was opened from.
+
+    Fails when a directory was moved out of the knowledge base after it was
+    opened, so its files are no longer under the root.
+    """
+    parent = os.fstat(root_fd)
+    for fd in chain:
+        up = os.stat("..", dir_fd=fd, follow_symlinks=False)
+        if (up.st_dev, up.st_ino) != (parent.st_dev, parent.st_ino):
+            return False
+        parent = os.fstat(fd)
+    return True
+
+
+def _dir_refusal(rel_path: str, exc: OSError) -> PathRefused:
+    if exc.errno in _GONE:
+        return PathRefused(f"{display_path(rel_path)}: does not exist (it may have been moved or "
+                           "deleted while groove was reading)")
+    if exc.errno in _NOT_A_PLAIN_DIR:
+        return PathRefused(f"{display_path(rel_path)}: a parent directory is a symbolic link or "
+                           "not a directory; groove never follows links")
+    return PathRefused(f"{display_path(rel_path)}: cannot be opened ({_os_reason(exc)})")
+
+
+# --- the walk ------------------------------------------------------------------------------
+SkipReporter = Callable[[str, str], None]
+
+
+def _log_skip(shown_path: str, reason: str) -> None:
+    log.warning("skipped %s: %s", shown_path, reason)
+
+
 def iter_candidate_files(kb_path: str | os.PathLike[str], rules: ExclusionRules,
-                         extensions: set[str]) -> Iterator[str]:
+                         extensions: set[str], on_skip: SkipReporter | None = None) -> Iterator[str]:
     """Relative POSIX paths of indexable files, sorted.
 
     Uses an explicit stack (deep trees must not hit the recursion limit),
     prunes excluded directories before entering them, and never follows a
-    symlink: a symlinked file or directory the walk would otherwise take is
-    logged and skipped.
+    symlink: every directory is opened relative to the KB root's descriptor
+    with ``O_NOFOLLOW``, so one swapped for a link after it was listed is
+    refused rather than entered. Files the walk sees but cannot take (links,
+    FIFOs and other special files, names that are not valid UTF-8 or hold a
+    backslash, directories that vanish mid-walk) are reported once each to
+    ``on_skip(path as printable text, reason)``, which logs a warning by default.
     """
-    root = Path(kb_path)
+    report = on_skip or _log_skip
     wanted = {e.lower().lstrip(".") for e in extensions}
     found: list[str] = []
     stack: list[str] = [""]
-    while stack:
-        rel_dir = stack.pop()
-        try:
-            with os.scandir(root / rel_dir if rel_dir else root) as it:
-                entries = list(it)
-        except OSError as exc:
-            log.warning("skipped directory %s: %s", rel_dir or ".", _os_reason(exc))
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            _visit(entry, rel, rules, wanted, stack, found)
+    root_fd = _open_root(Path(kb_path)) if _AT_SUPPORTED else -1
+    try:
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                entries = _list_dir(Path(kb_path), root_fd, rel_dir)
+            except OSError as exc:
+                if rel_dir and exc.errno in _GONE + _NOT_A_PLAIN_DIR:
+                    report(display_path(rel_dir), "the directory changed during the walk "
+                           "(moved, deleted or replaced by a link); it is picked up next run")
+                else:
+                    report(display_path(rel_dir or "."), f"directory not readable ({_os_reason(exc)})")
+                continue
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                _visit(entry, rel, rules, wanted, stack, found, report)
+    finally:
+        if root_fd >= 0:
+            os.close(root_fd)
     found.sort()
     yield from found
 
 
+def _list_dir(kb_path: Path, root_fd: int, rel_dir: str) -> list[os.DirEntry[str]]:
+    if root_fd < 0:  # no *at() calls on this platform: the path-based listing
+        with os.scandir(kb_path / rel_dir if rel_dir else kb_path) as it:
+            return list(it)
+    chain = _open_dirs(root_fd, _parts(rel_dir))
+    try:
+        with os.scandir(chain[-1] if chain else root_fd) as it:
+            return list(it)
+    finally:
+        _close_all(chain)
+
+
 def _visit(entry: os.DirEntry[str], rel: str, rules: ExclusionRules, wanted: set[str],
-           stack: list[str], found: list[str]) -> None:
+           stack: list[str], found: list[str], report: SkipReporter) -> None:
     try:
         if entry.is_symlink():
             if not (rules.excludes_dir(rel) if entry.is_dir() else _skip_file(rel, rules, wanted)):
-                log.warning("skipped symlink %s: groove never follows symbolic links", rel)
+                report(display_path(rel), "it is a symbolic link; groove never follows symbolic links")
         elif entry.is_dir(follow_symlinks=False):
             if not rules.excludes_dir(rel):
-                stack.append(rel)
-        elif entry.is_file(follow_symlinks=False) and not _skip_file(rel, rules, wanted):
-            found.append(rel)
+                problem = name_problem(rel)
+                if problem is None:
+                    stack.append(rel)
+                else:
+                    report(display_path(rel), problem.replace("file name", "directory name"))
+        elif not _skip_file(rel, rules, wanted):
+            if not entry.is_file(follow_symlinks=False):
+                kind = file_kind(entry.stat(follow_symlinks=False).st_mode)
+                report(display_path(rel), f"it is {kind}; only regular files are indexed")
+            elif (problem := name_problem(rel)) is not None:
+                report(display_path(rel), problem)
+            else:
+                found.append(rel)
+    except FileNotFoundError:
+        report(display_path(rel), "it vanished during the walk; it is picked up next run")
     except OSError as exc:
-        log.warning("skipped %s: %s", rel, _os_reason(exc))
+        report(display_path(rel), _os_reason(exc))
 
 
 def _skip_file(rel: str, rules: ExclusionRules, wanted: set[str]) -> bool:
@@ -216,60 +352,100 @@ def _skip_file(rel: str, rules: ExclusionRules, wanted: set[str]) -> bool:
     return not ext or ext not in wanted or rules.excludes_file(rel)
 
 
+# --- reading -------------------------------------------------------------------------------
 def read_file_safely(kb_path: str | os.PathLike[str], rel_path: str,
                      max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """The bytes of one KB file, or :class:`PathRefused` saying why not.
 
-    Refused: paths leaving ``kb_path`` (absolute, ``..``, NUL, a symlinked
-    parent directory), symlinks, anything but a regular file, files with more
-    than one hard link, and files over ``max_bytes`` (checked before reading,
-    and again while reading in case the file grows).
+    Refused: paths leaving ``kb_path`` (absolute, ``..``, NUL, backslash, a
+    symlinked parent directory), symlinks, anything but a regular file, files
+    with more than one hard link, and files over ``max_bytes`` (checked
+    before reading, and again while reading in case the file grows).
+
+    Every component is opened relative to the KB root's descriptor without
+    following links, and after reading, each opened directory must still sit
+    where it was opened from; so no interleaving of renames and symlink swaps
+    can make bytes from outside the KB come back from this function.
     """
-    full = _checked_path(Path(kb_path), rel_path)
+    parts = _checked_parts(rel_path)
+    if not _AT_SUPPORTED:
+        return _read_by_path(Path(kb_path), parts, rel_path, max_bytes)
+    root_fd = _open_root(Path(kb_path))
     try:
-        fd = os.open(full, _open_flags())
+        try:
+            chain = _open_dirs(root_fd, parts[:-1])
+        except OSError as exc:
+            raise _dir_refusal(rel_path, exc) from None
+        try:
+            data = _read_leaf(parts[-1], chain[-1] if chain else root_fd, rel_path, max_bytes)
+            if not _chain_intact(root_fd, chain):
+                raise PathRefused(f"{display_path(rel_path)}: a parent directory was moved out of "
+                                  "the knowledge base while it was read; refused")
+            return data
+        finally:
+            _close_all(chain)
+    finally:
+        os.close(root_fd)
+
+
+def _read_leaf(name: str, dir_fd: int | None, rel_path: str, max_bytes: int) -> bytes:
+    """Open ``name`` (relative to ``dir_fd``, or a full path when None) and read it under the checks."""
+    shown = display_path(rel_path)
+    try:
+        fd = os.open(name, _open_flags(), dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise PathRefused(f"{rel_path}: is a symbolic link; groove never follows links") from None
-        raise PathRefused(f"{rel_path}: cannot be opened ({_os_reason(exc)})") from None
+            raise PathRefused(f"{shown}: is a symbolic link; groove never follows links") from None
+        if exc.errno in _GONE:
+            raise PathRefused(f"{shown}: does not exist (it may have been moved or deleted "
+                              "while groove was reading)") from None
+        raise PathRefused(f"{shown}: cannot be opened ({_os_reason(exc)})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise PathRefused(f"{rel_path}: is not a regular file ({_file_kind(st.st_mode)}); "
+            raise PathRefused(f"{shown}: is not a regular file ({file_kind(st.st_mode)}); "
                               "only regular files are indexed")
         if st.st_nlink > 1:
-            raise PathRefused(f"{rel_path}: has {st.st_nlink} hard links; files with more "
+            raise PathRefused(f"{shown}: has {st.st_nlink} hard links; files with more "
                               "than one hard link are refused")
         if st.st_size > max_bytes:
-            raise PathRefused(f"{rel_path}: is {_mib(st.st_size)}, over the {_mib(max_bytes)} limit")
+            raise PathRefused(f"{shown}: is {_mib(st.st_size)}, over the {_mib(max_bytes)} limit")
         try:
             data = _read_fd(fd, max_bytes + 1)
         except OSError as exc:
-            raise PathRefused(f"{rel_path}: read failed ({_os_reason(exc)})") from None
+            raise PathRefused(f"{shown}: read failed ({_os_reason(exc)})") from None
         if len(data) > max_bytes:
-            raise PathRefused(f"{rel_path}: grew over the {_mib(max_bytes)} limit while being read")
+            raise PathRefused(f"{shown}: grew over the {_mib(max_bytes)} limit while being read")
         return data
     finally:
         os.close(fd)
 
 
-def _checked_path(kb_path: Path, rel_path: str) -> Path:
-    """``kb_path / rel_path`` after proving it cannot point outside ``kb_path``."""
+def _checked_parts(rel_path: str) -> list[str]:
+    """The components of ``rel_path`` after proving it is lexically inside the KB."""
     if not rel_path or "\x00" in rel_path:
         raise PathRefused(f"{rel_path!r}: not a usable relative path (empty or contains NUL)")
-    posix = rel_path.replace("\\", "/")
-    rel = PurePosixPath(posix)
-    if rel.is_absolute() or re.match(r"^[A-Za-z]:", posix) or ".." in rel.parts:
-        raise PathRefused(f"{rel_path}: must be relative to the knowledge base without '..'")
+    if "\\" in rel_path:
+        raise PathRefused(f"{display_path(rel_path)}: contains a backslash; groove does not "
+                          "accept backslashes in paths (use '/' between folders)")
+    rel = PurePosixPath(rel_path)
+    if rel.is_absolute() or re.match(r"^[A-Za-z]:", rel_path) or ".." in rel.parts:
+        raise PathRefused(f"{display_path(rel_path)}: must be relative to the knowledge base "
+                          "without '..'")
     parts = [p for p in rel.parts if p != "."]
     if not parts:
         raise PathRefused(f"{rel_path!r}: names the knowledge base folder, not a file")
+    return parts
+
+
+def _read_by_path(kb_path: Path, parts: list[str], rel_path: str, max_bytes: int) -> bytes:
+    """Fallback where ``dir_fd`` is unavailable: realpath the parent, then open the leaf."""
     kb_real = Path(os.path.realpath(kb_path))
     parent = kb_real.joinpath(*parts[:-1])
     if Path(os.path.realpath(parent)) != parent:
-        raise PathRefused(f"{rel_path}: a parent directory is a symbolic link or leaves the "
-                          "knowledge base; groove never follows links")
-    return parent / parts[-1]
+        raise PathRefused(f"{display_path(rel_path)}: a parent directory is a symbolic link or "
+                          "leaves the knowledge base; groove never follows links")
+    return _read_leaf(str(parent / parts[-1]), None, rel_path, max_bytes)
 
 
 def _read_fd(fd: int, limit: int) -> bytes:
@@ -285,7 +461,8 @@ def _read_fd(fd: int, limit: int) -> bytes:
     return b"".join(pieces)
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """'a FIFO', 'a directory', … for messages about files groove does not index."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link")):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,11 +24,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("groove.server.watcher")
 
-IGNORE_FILE = ".grooveignore"
 #: Longest a continuous stream of changes is grouped before syncing anyway.
 MAX_GROUP_MS = 5_000
 #: How often the watch loop wakes up to notice stop() when nothing changes.
 WAKE_MS = 200
+#: Pause before watching again after the watch itself failed, doubling per
+#: consecutive failure up to the cap (a failure that repeats must not spin).
+RESTART_DELAY_S = 0.5
+RESTART_DELAY_MAX_S = 30.0
 
 
 class Watcher:
@@ -36,14 +39,12 @@ class Watcher:
 
     def __init__(self, kb: KnowledgeBase, *, debounce_ms: int | None = None,
                  catch_up: bool = True) -> None:
-        from groove.indexing.walk import ExclusionRules
-        from groove.parsers import extensions_for
+        from groove.indexing.fileset import FileSet
 
         self.kb = kb
         cfg = kb.config
         self.debounce_ms = cfg.watch.debounce_ms if debounce_ms is None else debounce_ms
-        self.rules = ExclusionRules(cfg.kb_path, cfg.exclude_dirs, cfg.db_path)
-        self.extensions = {e.lower().lstrip(".") for e in extensions_for(cfg.parsers.enabled)}
+        self.files = FileSet.from_config(cfg)
         self.catch_up = catch_up
         self.state = "off"
         self.last_error: str | None = None
@@ -78,29 +79,47 @@ class Watcher:
 
     # --- the loop ---------------------------------------------------------------
     def _run(self) -> None:
+        """Watch until stopped; when the watch itself fails, log, pause, resync, watch again.
+
+        The watch can fail on an event it cannot represent (a file name that
+        is not valid UTF-8 makes watchfiles raise "Unable to decode path");
+        one such file must not end live sync for the rest of the session.
+        """
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._watch(resync=failures > 0)
+                return
+            except Exception as exc:
+                failures += 1
+                delay = min(RESTART_DELAY_S * 2 ** (failures - 1), RESTART_DELAY_MAX_S)
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("file watcher failed (%s); watching again in %.1f s and re-checking "
+                            "every file", self.last_error, delay)
+                if not self.ready.is_set():  # failed before it ever watched: say so in status
+                    self.state = "error"
+                    self.ready.set()
+                self._stop.wait(delay)
+
+    def _watch(self, *, resync: bool) -> None:
         import watchfiles
 
         step = max(self.debounce_ms, 1)
-        try:
-            for changes in watchfiles.watch(
-                self.kb.kb_path, watch_filter=self._wanted, debounce=max(MAX_GROUP_MS, step),
-                step=step, stop_event=self._stop, rust_timeout=WAKE_MS, yield_on_timeout=True,
-                raise_interrupt=False,
-            ):
-                if not self.ready.is_set():
-                    self._become_ready()
-                if changes:
-                    self._apply({Path(p) for _, p in changes})
-        except Exception as exc:  # the watch itself died: say so in status, keep serving
-            log.exception("file watcher stopped")
-            self.state = "error"
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            self.ready.set()
+        for changes in watchfiles.watch(
+            self.kb.kb_path, watch_filter=self._wanted, debounce=max(MAX_GROUP_MS, step),
+            step=step, stop_event=self._stop, rust_timeout=WAKE_MS, yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            if not self.ready.is_set() or resync:
+                self._become_ready(catch_up=self.catch_up or resync)
+                resync = False
+            if changes:
+                self._apply({Path(p) for _, p in changes})
 
-    def _become_ready(self) -> None:
+    def _become_ready(self, *, catch_up: bool) -> None:
         self.state = "watching"
         log.info("watching %s for changes (debounce %d ms)", self.kb.kb_path, self.debounce_ms)
-        if self.catch_up:  # files changed while groove was not running
+        if catch_up:  # files changed while groove was not running (or not watching)
             self._sync(None)
         self.ready.set()
 
@@ -118,45 +137,38 @@ class Watcher:
         rel = self._rel(path)
         if rel is None or rel == ".":
             return False
-        if rel == IGNORE_FILE:
+        if self.files.is_ignore_file(rel):
             return True
-        if self.rules.excludes_file(rel):
+        if self.files.rules.excludes_file(rel):
             return False
-        suffix = PurePosixPath(rel).suffix.lower().lstrip(".")
-        if suffix in self.extensions:
+        if self.files.has_extension(rel):
             return True
         full = Path(path)
         return full.is_dir() or not full.exists()  # a folder appearing or vanishing
 
     def _apply(self, paths: set[Path]) -> None:
         rels = {r for r in (self._rel(p) for p in paths) if r}
-        if IGNORE_FILE in rels:
-            self.rules.reload()
-            for warning in self.rules.warnings:
-                log.warning("%s", warning)
-            log.info("%s changed: exclusion rules reloaded, re-checking every file", IGNORE_FILE)
+        if any(self.files.is_ignore_file(r) for r in rels):
+            self.files.reload()  # its warnings are logged as it reads the file
+            log.info(".grooveignore changed: exclusion rules reloaded, re-checking every file")
             self._sync(None)
             return
         self._sync(sorted(self._expand(rels)))
 
     def _expand(self, rels: set[str]) -> set[str]:
         """Files and folders → the document paths to re-check."""
-        from groove.indexing.walk import iter_candidate_files
-
         out: set[str] = set()
         known: list[str] | None = None
         walked: list[str] | None = None
         for rel in rels:
             full = self.kb.kb_path / rel
-            suffix = PurePosixPath(rel).suffix.lower().lstrip(".")
             if full.is_dir() and not full.is_symlink():
-                if self.rules.excludes_dir(rel):
+                if self.files.excludes_dir(rel):
                     continue
                 if walked is None:  # one walk of the KB serves every folder in the batch
-                    walked = list(iter_candidate_files(self.kb.kb_path, self.rules,
-                                                       self.extensions))
+                    walked = list(self.files.walk())
                 out.update(p for p in walked if p.startswith(rel + "/"))
-            elif suffix in self.extensions:
+            elif self.files.has_extension(rel):
                 out.add(rel)
             elif not full.exists():
                 if known is None:

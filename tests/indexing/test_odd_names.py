@@ -1,0 +1,91 @@
+"""File names and file types groove cannot carry: skipped with one warning each, never fatal."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from groove.cli import _register_commands, cli
+from groove.errors import PathRefused
+from groove.indexing.walk import (
+    ExclusionRules,
+    display_path,
+    iter_candidate_files,
+    read_file_safely,
+)
+
+_register_commands()
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file names and FIFOs")
+
+
+def _write_raw(folder, name: bytes, data: bytes) -> None:
+    with open(os.path.join(os.fsencode(folder), name), "wb") as fh:
+        fh.write(data)
+
+
+def _walk(root) -> tuple[list[str], list[tuple[str, str]]]:
+    skipped: list[tuple[str, str]] = []
+    found = list(iter_candidate_files(root, ExclusionRules(root, [], None), {"md"},
+                                      lambda shown, why: skipped.append((shown, why))))
+    return found, skipped
+
+
+@posix_only
+def test_non_utf8_name_is_skipped_and_every_later_file_indexed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nThe aardvark.\n")
+    _write_raw(kb, b"b-\xff.md", b"# b\n\nx\n")
+    (kb / "c.md").write_text("# C\n\nThe caracal.\n")
+    (kb / "z").mkdir()
+    (kb / "z" / "zebra.md").write_text("# Z\n\nThe zebra.\n")
+    result = CliRunner().invoke(cli, ["index", "--kb-path", str(kb)], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    assert "indexed 3," in result.stdout and "skipped 1," in result.stdout
+    warnings = [ln for ln in result.stderr.splitlines() if "b-\\xff.md" in ln]
+    assert len(warnings) == 1 and "not valid UTF-8" in warnings[0]
+    again = CliRunner().invoke(cli, ["index", "--kb-path", str(kb)], catch_exceptions=False)
+    assert again.exit_code == 0 and "unchanged 3" in again.stdout
+
+
+@posix_only
+def test_non_utf8_directory_is_skipped_with_its_name_escaped(tmp_path):
+    os.mkdir(os.path.join(os.fsencode(tmp_path), b"d\xe9"))
+    _write_raw(os.path.join(os.fsencode(tmp_path), b"d\xe9"), b"x.md", b"x")
+    (tmp_path / "ok.md").write_text("ok")
+    found, skipped = _walk(tmp_path)
+    assert found == ["ok.md"]
+    assert skipped == [("d\\xe9", "the directory name is not valid UTF-8; rename it to index it")]
+
+
+@posix_only
+def test_fifo_gets_the_same_skip_warning_as_other_skipped_files(tmp_path, caplog):
+    (tmp_path / "a.md").write_text("a")
+    os.mkfifo(tmp_path / "pipe.md")
+    os.mkfifo(tmp_path / "pipe.bin")  # not a candidate by extension: no warning
+    with caplog.at_level(logging.WARNING, logger="groove.indexing.walk"):
+        found = list(iter_candidate_files(tmp_path, ExclusionRules(tmp_path, [], None), {"md"}))
+    assert found == ["a.md"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == ["skipped pipe.md: it is a FIFO; only regular files are indexed"]
+
+
+@posix_only
+def test_backslash_in_a_name_is_skipped_saying_why_not_no_such_file(tmp_path):
+    (tmp_path / "a\\b.md").write_text("text")
+    found, skipped = _walk(tmp_path)
+    assert found == []
+    assert skipped[0][0] == "a\\b.md" and "backslash" in skipped[0][1]
+    with pytest.raises(PathRefused, match="backslash") as info:
+        read_file_safely(tmp_path, "a\\b.md")
+    assert "No such file" not in str(info.value)
+
+
+def test_display_path_escapes_only_what_is_not_utf8():
+    assert display_path("日本/ok.md") == "日本/ok.md"
+    assert display_path(os.fsdecode(b"b-\xff.md")) == "b-\\xff.md"
