@@ -31,6 +31,10 @@ class IndexMismatchError(GrooveError):
     """The index was built with another model / dimension / schema than requested."""
 
 
+class CorruptIndexError(GrooveError):
+    """The index file is damaged; the message names the file and the recovering command."""
+
+
 class ModelLoadError(GrooveError):
     """An embedding or reranking model could not be loaded (e.g. download failed)."""
 

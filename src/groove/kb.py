@@ -28,13 +28,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from groove.config import Config
 from groove.embedders.base import Embedder
-from groove.errors import NoIndexError, NotFound, PathRefused
+from groove.errors import CorruptIndexError, NoIndexError, NotFound, PathRefused
 from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
 from groove.models import DocumentRow, SearchResponse
 from groove.search.request import SearchRequest
@@ -103,10 +105,50 @@ class KnowledgeBase:
 
     # --- indexing -------------------------------------------------------------
     def index(self, *, force: bool = False, reporter: Reporter | None = None) -> IndexSummary:
-        """Full incremental run over kb_path (creates the index when missing)."""
+        """Full incremental run over kb_path (creates the index when missing).
+
+        The index is health-checked first: a damaged one is refused with the
+        recovering command, and with ``force`` rebuilt into a fresh file that
+        replaces it (docs/troubleshooting.md).
+        """
         with self.index_lock:
-            return run_index(self.config, self._writable_store(), lambda: self.embedder,
+            try:
+                store = self._writable_store()
+                store.check_health()
+            except CorruptIndexError:
+                self._drop_store()
+                if not force:
+                    raise
+                return self._rebuild_damaged(reporter)
+            return run_index(self.config, store, lambda: self.embedder,
                              force=force, reporter=reporter, write_lock=self.lock)
+
+    def _rebuild_damaged(self, reporter: Reporter | None) -> IndexSummary:
+        """Build a fresh index beside the damaged one, then swap it in atomically."""
+        from groove.store import open_store
+        from groove.store.recovery import rebuild_path, replace_damaged
+
+        fresh_path = rebuild_path(self.db_path)
+        log.warning("the index %s is damaged: rebuilding it into %s", self.db_path, fresh_path)
+        fresh = open_store(fresh_path, create=True)
+        try:
+            summary = run_index(self.config, fresh, lambda: self.embedder, force=True,
+                                reporter=reporter)
+        finally:
+            fresh.close()
+        with self.lock:
+            replace_damaged(self.db_path, fresh_path)
+        return summary
+
+    def _drop_store(self) -> None:
+        """Forget the open store, so the next use opens whatever file is at db_path now."""
+        with self.lock:
+            if self._store is not None:
+                try:
+                    self._store.close()
+                finally:
+                    self._store = None
+                    self._vectors = None
 
     def ensure_index(self, reporter: Reporter | None = None) -> None:
         """Build the index when none exists, so a new user's first command works."""
@@ -135,7 +177,7 @@ class KnowledgeBase:
 
         request = validate_request(request)
         embedder = self.embedder
-        with self.lock:
+        with self.lock, self._reopen_if_damaged():
             store = self.store
             if self._vectors is None:
                 self._vectors = VectorIndex(store)
@@ -143,12 +185,26 @@ class KnowledgeBase:
                 return run_search(store=store, embedder=embedder, config=self.config,
                                   request=request, vectors=self._vectors, scorer=self._scorer)
 
+    @contextmanager
+    def _reopen_if_damaged(self) -> Iterator[None]:
+        """On a damaged index, let the error through and drop the store.
+
+        A long-running server then reopens the path on the next call, which
+        finds the rebuilt file once ``groove index --force`` has replaced it.
+        """
+        try:
+            yield
+        except CorruptIndexError:
+            self._drop_store()
+            raise
+
     def read_document(self, rel_path: str) -> DocumentText:
         """An indexed document's text, read safely from disk and capped at 1 MiB."""
         from groove.indexing.walk import read_file_safely
         from groove.parsers import get_parser_for
 
-        row = self.store.get_document(rel_path)
+        with self._reopen_if_damaged():
+            row = self.store.get_document(rel_path)
         if row is None:
             raise NotFound(f"{rel_path!r} is not an indexed document; list_topics shows what is")
         data = read_file_safely(self.kb_path, rel_path)
@@ -172,8 +228,10 @@ class KnowledgeBase:
         """The `groove status` fields; raises NoIndexError when there is no index."""
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
-        meta = self.store.meta()
-        stats = self.store.stats()
+        with self._reopen_if_damaged():
+            self.store.check_health()
+            meta = self.store.meta()
+            stats = self.store.stats()
         last = stats.last_indexed or meta.last_indexed
         return {
             "documents": stats.documents,

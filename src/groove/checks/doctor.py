@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from groove.errors import GrooveError, IndexMismatchError, NoIndexError, PathRefused
+from groove.errors import (
+    CorruptIndexError,
+    GrooveError,
+    IndexMismatchError,
+    NoIndexError,
+    PathRefused,
+)
 
 log = logging.getLogger("groove.checks.doctor")
 
@@ -102,6 +108,10 @@ def run_doctor(kb: Any) -> DoctorReport:
         return report
     try:
         store = kb.store
+        store.check_health()
+    except CorruptIndexError as exc:
+        report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
+        return report
     except IndexMismatchError as exc:  # e.g. written by a newer groove: diagnosable, not fatal
         report.findings.append(Finding("metadata", str(exc), FIX_FORCE))
         return report
@@ -113,6 +123,8 @@ def run_doctor(kb: Any) -> DoctorReport:
             report.findings += _metadata(kb, store, report.facts)
             report.findings += _integrity(store)
             report.findings += _servability(kb, store)
+        except CorruptIndexError as exc:
+            report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
         except GrooveError as exc:
             report.error = str(exc)
     return report

@@ -82,6 +82,10 @@ class Store(ABC):
     def clear(self) -> None:
         """Remove every document (used by ``--force``), keeping the schema."""
 
+    @abstractmethod
+    def check_health(self) -> None:
+        """Raise :class:`~groove.errors.CorruptIndexError` if the storage is damaged."""
+
     # --- reads ---------------------------------------------------------------
     def read_snapshot(self) -> AbstractContextManager[None]:
         """Reads inside see one consistent state; backends without snapshots may no-op."""

@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from groove.errors import GrooveError, IndexMismatchError, InvalidArgument, NoIndexError, NotFound
+from groove.errors import (
+    CorruptIndexError,
+    GrooveError,
+    IndexMismatchError,
+    InvalidArgument,
+    NoIndexError,
+    NotFound,
+)
 from groove.models import Chunk, ChunkRow, DocumentRecord, DocumentRow
 from groove.store.base import SCHEMA_VERSION, IndexMeta, Store, StoreStats
 
@@ -47,6 +54,31 @@ log = logging.getLogger("groove.store")
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
 
 _FIX_FORCE = "run `groove index --force` to rebuild the index"
+
+#: Primary SQLite result codes that mean "the file is damaged", not "busy" or "misused".
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True for SQLite's "database disk image is malformed" and "file is not a database"."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.DatabaseError) and code is not None and (
+        code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB))
+
+
+def corrupt_index_error(db_path: Path, detail: str) -> CorruptIndexError:
+    """The one-line message every command gives for a damaged index (docs/troubleshooting.md)."""
+    return CorruptIndexError(
+        f"the index {db_path} is damaged ({detail}); run `groove index --force` to rebuild it "
+        "into a fresh file (the damaged one is kept aside as "
+        f"{db_path.name}.corrupt-<time>)")
+
+
+def _sqlite_error(db_path: Path, what: str, exc: sqlite3.Error) -> GrooveError:
+    if is_corruption(exc):
+        return corrupt_index_error(db_path, str(exc))
+    return GrooveError(f"index {db_path}: {what} failed: {exc}")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS index_meta (
@@ -157,21 +189,37 @@ class SQLiteStore(Store):
         with self._errors("open"):
             self._conn.execute("PRAGMA busy_timeout = 30000")
             self._conn.execute("PRAGMA foreign_keys = ON")
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                log.warning("index %s: journal_mode is %s, not WAL", self._path, mode)
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            has_meta = self._conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'index_meta'"
-            ).fetchone()
-            if has_meta is None:
+            tables = {r[0] for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            if "index_meta" not in tables:
+                if tables:  # somebody else's database: never write into it
+                    raise NoIndexError(
+                        f"{self._path} is an SQLite database that is not a groove index "
+                        f"(it holds {', '.join(sorted(tables)[:5])}); groove will not write into "
+                        "it: point db_path at a new file or at an existing groove index")
                 if not create:
                     raise NoIndexError(
                         f"{self._path} is not a groove index: run `groove index --kb-path …` "
                         "(or point --db-path at the right file)"
                     )
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.warning("index %s: journal_mode is %s, not WAL", self._path, mode)
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            if "index_meta" not in tables:
                 self._create_schema()
             self._migrate()
+
+    def check_health(self) -> None:
+        """Raise :class:`CorruptIndexError` unless SQLite's ``quick_check`` passes.
+
+        ``quick_check`` reads every page (O(file size), no index cross-check);
+        commands that must not work on a damaged index run it once per open.
+        """
+        with self._errors("checking the index"):
+            rows = [r[0] for r in self._conn.execute("PRAGMA quick_check")]
+        if rows != ["ok"]:
+            raise corrupt_index_error(self._path, "; ".join(rows[:3]))
 
     def _create_schema(self) -> None:
         with self._transaction():
@@ -228,7 +276,7 @@ class SQLiteStore(Store):
             try:
                 yield
             except sqlite3.Error as exc:
-                raise GrooveError(f"index {self._path}: {what} failed: {exc}") from exc
+                raise _sqlite_error(self._path, what, exc) from exc
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -259,7 +307,8 @@ class SQLiteStore(Store):
                 yield
             finally:
                 if self._conn.in_transaction:
-                    self._conn.execute("COMMIT")
+                    with self._errors("ending a read snapshot"):
+                        self._conn.execute("COMMIT")
 
     @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Connection]:
@@ -565,12 +614,12 @@ class SQLiteStore(Store):
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as exc:
+            except sqlite3.Error as exc:
+                if not isinstance(exc, sqlite3.OperationalError) or is_corruption(exc):
+                    raise _sqlite_error(self._path, "full-text search", exc) from exc
                 raise InvalidArgument(
                     f"full-text expression {expression[:200]!r} was rejected by SQLite: {exc}"
                 ) from exc
-            except sqlite3.Error as exc:
-                raise GrooveError(f"index {self._path}: full-text search failed: {exc}") from exc
 
     def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
         """ASCII-case-insensitive substring match on heading or content.
