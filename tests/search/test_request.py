@@ -121,6 +121,112 @@ def test_numeric_knobs_out_of_range_are_refused(name: str, value: float) -> None
 
 def test_validation_returns_a_copy_and_keeps_the_request() -> None:
     original = SearchRequest(query="abc", tags_any=("a", "b"), min_confidence_ratio=-1)
+    assert original.tags_any == ["a", "b"] and original.min_confidence_ratio == 0.0
     ok = validate_request(original)
-    assert ok.tags_any == ["a", "b"] and ok.min_confidence_ratio == 0.0
-    assert original.min_confidence_ratio == -1
+    assert ok == original and ok is not original
+    original.limit = 7
+    assert ok.limit == 5
+
+
+def test_a_request_changed_after_construction_is_checked_again() -> None:
+    request = SearchRequest(query="abc")
+    request.limit = 0
+    with pytest.raises(InvalidArgument, match=r"^limit: .*1\.\.100"):
+        validate_request(request)
+
+
+def test_a_blank_query_is_a_template_until_it_runs() -> None:
+    template = SearchRequest(query="", limit=3)
+    assert validate_request(template.replace(query="rust")).limit == 3
+    with pytest.raises(InvalidArgument, match="^query:"):
+        validate_request(template)
+
+
+def test_unknown_argument_names_every_accepted_one() -> None:
+    message = refused(limt=3)
+    assert message.startswith("limt: unknown argument") and "limit" in message
+
+
+@pytest.mark.parametrize("name", ["category", "topic", "date_from", "date_to"])
+def test_empty_optional_text_means_unset(name: str) -> None:
+    assert getattr(SearchRequest(query="abc", **{name: ""}), name) is None
+
+
+def test_no_message_carries_pydantic_wording() -> None:
+    for fields in ({"limit": "5"}, {"tags_any": [1]}, {"mmr": "yes"}, {"min_quality": math.inf}):
+        message = refused(**fields)
+        assert "pydantic" not in message and "http" not in message and "Input should" not in message
+
+
+# --------------------------------------------------------------------------- one model, three surfaces
+
+SURFACE_CASES = [
+    ("limit", 0), ("limit", 101), ("min_quality", 1.5), ("mmr_lambda", -0.25),
+    ("mmr_same_doc_penalty", -1.0), ("tags_any", ["x"] * 65), ("category", "z" * 1025),
+]
+
+
+def _cli_args(name: str, value: object) -> list[str]:
+    from groove.search.request import flag_name
+
+    values = value if isinstance(value, list) else [value]
+    return [arg for v in values for arg in (flag_name(name), str(v))]
+
+
+def test_cli_mcp_and_library_refuse_the_same_values_with_the_same_message(tmp_path, monkeypatch) -> None:
+    import asyncio
+
+    from click.testing import CliRunner
+    from mcp import Client
+
+    from groove.cli import _register_commands, cli
+    from groove.config import Config
+    from groove.kb import KnowledgeBase
+    from groove.server.mcp import build_mcp_server
+
+    _register_commands()
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    monkeypatch.chdir(tmp_path)
+    expected = [refused(**{name: value}) for name, value in SURFACE_CASES]
+
+    async def over_mcp() -> list[str]:
+        kb = KnowledgeBase(Config.defaults_for(kb_dir))
+        async with Client(build_mcp_server(kb)) as client:
+            out = []
+            for name, value in SURFACE_CASES:
+                result = await client.call_tool("search", {"query": "q", name: value})
+                assert result.is_error
+                out.append("".join(c.text for c in result.content))
+            return out
+
+    for message, (name, value), mcp_text in zip(expected, SURFACE_CASES, asyncio.run(over_mcp()),
+                                                strict=True):
+        cli_result = CliRunner().invoke(cli, ["search", "--kb-path", str(kb_dir), "q",
+                                              *_cli_args(name, value)])
+        assert cli_result.exit_code == 2
+        assert message in cli_result.stderr
+        assert message in mcp_text
+
+
+def test_every_field_is_a_cli_flag_and_an_mcp_property_with_the_model_bounds(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from groove.cli import _register_commands, cli
+    from groove.search.request import accepted, flag_name
+    from groove.server.tools import search_input_schema
+
+    _register_commands()
+    help_text = " ".join(CliRunner().invoke(cli, ["search", "--help"], terminal_width=500).stdout.split())
+    schema = search_input_schema()
+    model_schema = SearchRequest.model_json_schema()["properties"]
+    assert list(schema["properties"]) == list(SearchRequest.model_fields)
+    assert schema["required"] == ["query"]
+    for name in SearchRequest.model_fields:
+        prop = schema["properties"][name]
+        assert "anyOf" not in prop and accepted(name) in prop["description"]
+        for bound in ("minimum", "maximum", "maxItems"):
+            arms = model_schema[name].get("anyOf", [model_schema[name]])
+            assert prop.get(bound) == next((a[bound] for a in arms if bound in a), None)
+        if name != "query":
+            assert flag_name(name) in help_text and accepted(name) in help_text

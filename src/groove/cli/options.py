@@ -2,9 +2,10 @@
 
 ``kb_options`` gives every command ``--kb-path/--config/--db-path`` and hands
 it a ready :class:`~groove.kb.KnowledgeBase` (config errors exit 2 before any
-model loads). ``search_options`` adds every search filter and stage flag (docs/search.md) and hands
-the command a :class:`~groove.search.request.SearchRequest` template; it is
-used by both ``search`` and ``eval`` so the two can never drift apart.
+model loads). ``search_options`` derives one flag per field of
+:class:`~groove.search.request.SearchRequest` (docs/cli.md) and hands the
+command a request template; ``search``, ``eval`` and ``tune`` share it, and
+the MCP tool is generated from the same model, so none of them can drift.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic.fields import FieldInfo
 
 from groove.errors import GrooveError
 from groove.rerankers import RERANKERS
-from groove.search.request import SearchRequest
+from groove.search.request import SearchRequest, base_type, field_help, flag_name
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -83,58 +85,41 @@ def format_option(*choices: str, default: str):
                         show_default=True, help="Output format.")
 
 
-def _csv_list(values: tuple[str, ...]) -> list[str] | None:
-    return list(values) if values else None
+def _search_flag(name: str, info: FieldInfo) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click option of one :class:`SearchRequest` field (flag, type and help from the model)."""
+    kind = base_type(info)
+    flag, help_text = flag_name(name), field_help(name)
+    if kind is bool and info.default is False:
+        return click.option(flag, name, is_flag=True, default=None, help=help_text)
+    if kind is bool:
+        return click.option(f"{flag}/--no-{flag[2:]}", name, default=None, help=help_text)
+    if kind is list:
+        return click.option(flag, name, multiple=True, help=help_text + " Repeat the flag.")
+    param_type = {int: int, float: float}.get(kind, str)
+    return click.option(flag, name, type=param_type, default=None, help=help_text)
 
 
 def search_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Every search filter and stage flag; passes ``base_request`` (query left empty)."""
+    """Every search parameter as a flag, plus ``--reranker``; passes ``base_request``.
 
-    @click.option("--limit", type=int, default=5, show_default=True, help="Hits to return (1..100).")
-    @click.option("--category", default=None, help="Only this category (exact).")
-    @click.option("--topic", default=None, help="Only this topic (exact).")
-    @click.option("--path-glob", "path_globs", multiple=True,
-                  help="gitignore-style glob; repeat; prefix ! to exclude.")
-    @click.option("--tag-any", "tags_any", multiple=True, help="Has any of these tags; repeat.")
-    @click.option("--tag-all", "tags_all", multiple=True, help="Has all of these tags; repeat.")
-    @click.option("--date-from", default=None, help="Frontmatter date >= this (inclusive).")
-    @click.option("--date-to", default=None, help="Frontmatter date <= this (inclusive).")
-    @click.option("--min-quality", type=float, default=None, help="Quality floor in [0,1].")
-    @click.option("--include-low-quality", is_flag=True, help="Do not hide low-quality chunks.")
-    @click.option("--min-confidence-ratio", type=float, default=None,
-                  help="low_confidence threshold (0 disables).")
-    @click.option("--rerank/--no-rerank", default=None, help="Run the cross-encoder reranker.")
-    @click.option("--reranker", default=None,
-                  help=f"Reranker id (overrides groove.toml): {RERANKERS.accepted()}.")
-    @click.option("--mmr/--no-mmr", default=None, help="Diversify with MMR.")
-    @click.option("--mmr-lambda", type=float, default=None, help="MMR relevance weight in [0,1].")
-    @click.option("--mmr-same-doc-penalty", type=float, default=None, help="MMR same-document penalty (>= 0).")
-    @click.option("--parent-retriever/--no-parent-retriever", default=None,
-                  help="Expand hits with their parent document or siblings.")
+    The flags are derived from :class:`SearchRequest` (query left empty: the
+    command fills it in); bounds are checked by the model, so the messages
+    match the library's and the MCP tool's.
+    """
+    fields = {name: info for name, info in SearchRequest.model_fields.items() if name != "query"}
+
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:
-        request = SearchRequest(
-            query="",
-            limit=kwargs.pop("limit"),
-            category=kwargs.pop("category"),
-            topic=kwargs.pop("topic"),
-            path_globs=_csv_list(kwargs.pop("path_globs")),
-            tags_any=_csv_list(kwargs.pop("tags_any")),
-            tags_all=_csv_list(kwargs.pop("tags_all")),
-            date_from=kwargs.pop("date_from"),
-            date_to=kwargs.pop("date_to"),
-            min_quality=kwargs.pop("min_quality"),
-            include_low_quality=kwargs.pop("include_low_quality"),
-            min_confidence_ratio=kwargs.pop("min_confidence_ratio"),
-            rerank=kwargs.pop("rerank"),
-            mmr=kwargs.pop("mmr"),
-            mmr_lambda=kwargs.pop("mmr_lambda"),
-            mmr_same_doc_penalty=kwargs.pop("mmr_same_doc_penalty"),
-            parent_retriever=kwargs.pop("parent_retriever"),
-        )
-        return func(base_request=request, **kwargs)
+        given = {name: kwargs.pop(name) for name in fields}
+        given = {name: value for name, value in given.items() if value not in (None, ())}
+        return func(base_request=SearchRequest(query="", **given), **kwargs)
 
-    return wrapper
+    decorated: Callable[..., Any] = wrapper
+    decorated = click.option("--reranker", default=None,
+                             help=f"Reranker id (overrides groove.toml): {RERANKERS.accepted()}.")(decorated)
+    for name, info in reversed(fields.items()):
+        decorated = _search_flag(name, info)(decorated)
+    return decorated
 
 
 def search_overrides(kwargs: dict[str, Any]) -> dict[str, Any]:

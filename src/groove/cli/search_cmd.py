@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import click
@@ -34,7 +33,7 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     """Search the knowledge base (builds the index first when there is none)."""
     from groove.search.request import validate_request
 
-    request = validate_request(dataclasses.replace(base_request, query=query))
+    request = validate_request(base_request.replace(query=query))
     kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))
     response = kb.search(request)
     if fmt == "json":

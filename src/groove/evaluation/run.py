@@ -7,7 +7,6 @@ would get.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,7 +86,7 @@ def run_eval(
 
 
 def _run_query(kb: Any, base: SearchRequest, q: GoldenQuery, k_values: list[int]) -> QueryResult:
-    request = dataclasses.replace(base, query=q.query, limit=max(k_values))
+    request = base.replace(query=q.query, limit=max(k_values))
     response = kb.search(request)
     ranking = [(hit.path, hit.heading) for hit in response.results]
     ranks = expected_ranks(ranking, q.expected)

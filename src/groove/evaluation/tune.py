@@ -242,7 +242,7 @@ def sweep(
             out[params] = [
                 reciprocal_rank(expected_ranks(
                     [(h.path, h.heading) for h in cell_kb.search(
-                        dataclasses.replace(base_request, query=q.query, limit=SEARCH_DEPTH)).results],
+                        base_request.replace(query=q.query, limit=SEARCH_DEPTH)).results],
                     q.expected))
                 for q in queries
             ]

@@ -1,133 +1,298 @@
-"""The search request: every parameter of docs/search.md, in one place.
+"""The search request: every search parameter, its bounds and its help, in one model.
 
-The CLI flags, the MCP ``search`` tool and ``groove eval`` all build a
-:class:`SearchRequest`; :func:`validate_request` enforces the input bounds
-before any model is loaded, so a bad argument never costs a model load.
+:class:`SearchRequest` is the one description of a search call. The library
+builds it directly, ``groove search`` / ``eval`` / ``tune`` derive their flags
+from its fields (:func:`groove.cli.options.search_options`), and the MCP
+``search`` tool's input schema is generated from it
+(:func:`groove.server.tools.search_tool`). So a bound, a default or a help
+text is written here once and the three interfaces cannot disagree. The
+parameters are documented for users in docs/search.md.
+
+Construction validates strictly (``limit="5"`` or ``min_quality=True`` is a
+mistake worth reporting, not something to coerce) and raises
+:class:`~groove.errors.InvalidArgument` naming the argument, what was wrong
+and what is accepted; pydantic's own wording never reaches a user. A request
+whose query is blank is a *template* (the CLI and eval fill the query in
+later); :func:`validate_request` is the "ready to run" check the facade
+applies before any model loads.
+
+Adding a parameter is one change here: declare the field with a default
+(``None`` meaning "the server's setting" when it overrides a config value),
+its bounds as ``Field`` constraints and a ``description`` saying what it does.
+The accepted-values text, the CLI flag (``--field-name``; a
+:class:`Flag` marker renames it, list fields become repeatable flags, an
+optional bool becomes ``--x/--no-x``), the MCP schema entry and the error
+messages all follow from that declaration. Keep the type to ``bool``,
+``int``, ``float``, ``str``, a ``Literal`` of strings or ``list[str]``, each
+optionally ``| None``: the MCP schema drops the ``null`` arm, and the CLI
+knows how to spell exactly those. The stage that uses the new value reads it
+from the request (see ``search/pipeline.py``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import annotated_types
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    ValidationError,
+    field_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_core import CoreSchema, core_schema
 
 from groove.errors import InvalidArgument
 
-
-@dataclass
-class SearchRequest:
-    query: str
-    limit: int = 5
-    category: str | None = None
-    topic: str | None = None
-    rerank: bool | None = None  # None -> config.rerank_by_default
-    min_quality: float | None = None  # None -> config.quality_filter
-    include_low_quality: bool = False
-    path_globs: list[str] | None = None
-    tags_any: list[str] | None = None
-    tags_all: list[str] | None = None
-    date_from: str | None = None
-    date_to: str | None = None
-    min_confidence_ratio: float | None = None  # None -> config.search.min_confidence_ratio
-    mmr: bool | None = None  # None -> config.search.mmr.enabled
-    mmr_lambda: float | None = None
-    mmr_same_doc_penalty: float | None = None
-    parent_retriever: bool | None = None  # None -> config.search.parent_retriever.enabled
-
-
-#: Input bounds (docs/search.md, 'Parameters').
+#: Input bounds (docs/search.md, "Limits").
 MAX_QUERY_BYTES = 1024
 MAX_LIST_ENTRIES = 64
 MAX_ENTRY_BYTES = 1024
 MAX_LIMIT = 100
 
-_LIST_FIELDS = ("path_globs", "tags_any", "tags_all")
-_TEXT_FIELDS = ("category", "topic", "date_from", "date_to")
+
+@dataclass(frozen=True)
+class Utf8Text:
+    """Annotation: text without NUL or lone surrogates, at most ``max_bytes`` UTF-8 bytes."""
+
+    max_bytes: int
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def check(self, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("contains a NUL character, which is not accepted")
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError("contains a lone surrogate (not valid Unicode text); send UTF-8 text") from None
+        if size > self.max_bytes:
+            raise ValueError(f"{size} bytes is too long")
+        return value
 
 
-def validate_request(req: SearchRequest) -> SearchRequest:
-    """Check every bound; return a normalised copy or raise InvalidArgument.
+@dataclass(frozen=True)
+class Flag:
+    """Annotation: the field's command-line flag when it is not ``--field-name``."""
 
-    Called before any model is loaded, so a bad argument costs nothing.
-    """
-    _check_text("query", req.query, MAX_QUERY_BYTES)
-    if not req.query.strip():
+    name: str
+
+
+Entry = Annotated[str, Utf8Text(MAX_ENTRY_BYTES)]
+
+
+class SearchRequest(BaseModel):
+    """One search call. ``None`` means "use the server's configured value"."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    query: Annotated[str, Utf8Text(MAX_QUERY_BYTES)] = Field(
+        description='What to look for. "quoted phrase" and -exclusion work.')
+    limit: int = Field(5, ge=1, le=MAX_LIMIT, description="Hits to return.")
+    category: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
+        None, description="Only documents of this category (exact).")
+    topic: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
+        None, description="Only documents of this topic (exact).")
+    path_globs: Annotated[list[Entry] | None, Flag("--path-glob")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description='gitignore-style globs; prefix ! to exclude, e.g. ["**", "!drafts/**"].')
+    tags_any: Annotated[list[Entry] | None, Flag("--tag-any")] = Field(
+        None, max_length=MAX_LIST_ENTRIES, description="Document has any of these tags.")
+    tags_all: Annotated[list[Entry] | None, Flag("--tag-all")] = Field(
+        None, max_length=MAX_LIST_ENTRIES, description="Document has all of these tags.")
+    date_from: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
+        None, description="Frontmatter date >= this (inclusive, e.g. 2024-01-01).")
+    date_to: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
+        None, description="Frontmatter date <= this (inclusive).")
+    min_quality: float | None = Field(
+        None, ge=0.0, le=1.0, description="Quality floor (default: server setting).")
+    include_low_quality: bool = Field(False, description="Do not hide low-quality chunks.")
+    min_confidence_ratio: float | None = Field(
+        None, description="low_confidence threshold; 0 or less disables, non-finite means the "
+                          "server setting (default: server setting).")
+    rerank: bool | None = Field(
+        None, description="Run the cross-encoder reranker (default: server setting).")
+    mmr: bool | None = Field(
+        None, description="Diversify results with MMR (default: server setting).")
+    mmr_lambda: float | None = Field(
+        None, ge=0.0, le=1.0, description="MMR relevance weight (default: server setting).")
+    mmr_same_doc_penalty: float | None = Field(
+        None, ge=0.0, description="MMR penalty for a second hit from the same document "
+                                  "(default: server setting).")
+    parent_retriever: bool | None = Field(
+        None, description="Expand hits with their whole short document or sibling chunks "
+                          "(default: server setting).")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InvalidArgument("\n".join(_message(err) for err in exc.errors())) from None
+
+    def replace(self, **changes: Any) -> SearchRequest:
+        """A validated copy with ``changes`` applied (the original is left alone)."""
+        return type(self)(**{**self.model_dump(), **changes})
+
+    @field_validator("category", "topic", "date_from", "date_to", mode="before")
+    @classmethod
+    def _empty_text_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("path_globs", "tags_any", "tags_all", mode="before")
+    @classmethod
+    def _sequence_as_list(cls, value: Any) -> Any:
+        return list(value) if isinstance(value, tuple) else value
+
+    @field_validator("path_globs")
+    @classmethod
+    def _globs_match_something(cls, globs: list[str] | None) -> list[str] | None:
+        if globs == []:
+            raise ValueError('[] matches nothing; use null, or ["**", "!a/**"]')
+        return globs
+
+    @field_validator("min_confidence_ratio", mode="before")
+    @classmethod
+    def _confidence_ratio(cls, value: Any) -> Any:
+        """Non-finite means "use the server's value"; negative means 0 (disabled)."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"expected a number, got {type(value).__name__}")
+        return max(0.0, float(value)) if math.isfinite(value) else None
+
+
+def validate_request(request: SearchRequest) -> SearchRequest:
+    """The request ready to run: re-validated (it may have been changed since it was
+    built) and with a query that is more than whitespace. Returns a copy."""
+    checked = request.replace()
+    if not checked.query.strip():
         raise InvalidArgument("query: must contain something other than whitespace")
-    if isinstance(req.limit, bool) or not isinstance(req.limit, int) or not 1 <= req.limit <= MAX_LIMIT:
-        raise InvalidArgument(f"limit: {req.limit!r} is out of range; accepted: an integer 1..{MAX_LIMIT}")
-    for name in _TEXT_FIELDS:
-        value = getattr(req, name)
-        if value is not None:
-            _check_text(name, value, MAX_ENTRY_BYTES)
-    lists = {name: _check_list(name, getattr(req, name)) for name in _LIST_FIELDS}
-    if lists["path_globs"] == []:
-        raise InvalidArgument('path_globs: [] matches nothing; use null, or ["**", "!a/**"]')
-    return replace(
-        req,
-        **lists,
-        min_quality=_unit_interval("min_quality", req.min_quality),
-        mmr_lambda=_unit_interval("mmr_lambda", req.mmr_lambda),
-        mmr_same_doc_penalty=_non_negative("mmr_same_doc_penalty", req.mmr_same_doc_penalty),
-        min_confidence_ratio=_confidence_ratio(req.min_confidence_ratio),
-    )
+    return checked
 
 
-def _check_text(name: str, value: object, max_bytes: int) -> None:
-    if not isinstance(value, str):
-        raise InvalidArgument(f"{name}: expected a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidArgument(f"{name}: contains a NUL character, which is not accepted")
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise InvalidArgument(
-            f"{name}: contains a lone surrogate (not valid Unicode text); send UTF-8 text"
-        ) from None
-    if size > max_bytes:
-        raise InvalidArgument(f"{name}: {size} bytes is too long; accepted: at most {max_bytes} UTF-8 bytes")
+# --------------------------------------------------------------------------- field facts
 
 
-def _check_list(name: str, values: list[str] | None) -> list[str] | None:
-    if values is None:
-        return None
-    if isinstance(values, str) or not isinstance(values, list | tuple):
-        raise InvalidArgument(f"{name}: expected a list of strings or null")
-    if len(values) > MAX_LIST_ENTRIES:
-        raise InvalidArgument(
-            f"{name}: {len(values)} entries is too many; accepted: at most {MAX_LIST_ENTRIES}")
-    for value in values:
-        _check_text(f"{name} entry", value, MAX_ENTRY_BYTES)
-    return list(values)
+def field_help(name: str) -> str:
+    """A field's description plus what it accepts (and its default when it has a fixed one)."""
+    info = SearchRequest.model_fields[name]
+    default = "" if info.default in (None, False) or info.is_required() else f"; default {info.default}"
+    return f"{info.description} Accepted: {accepted(name)}{default}."
 
 
-def _number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidArgument(f"{name}: expected a number, got {value!r}")
-    return float(value)
+def accepted(name: str) -> str:
+    """What a field accepts, in words, derived from its type and constraints."""
+    info = SearchRequest.model_fields[name]
+    return _describe(info.annotation, info.metadata)
 
 
-def _unit_interval(name: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    number = _number(name, value)
-    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
-        raise InvalidArgument(f"{name}: {value!r} is out of range; accepted: a number in [0, 1]")
-    return number
+def flag_name(name: str) -> str:
+    """The command-line flag of a field."""
+    info = SearchRequest.model_fields[name]
+    flags = [m for m in info.metadata if isinstance(m, Flag)]
+    return flags[0].name if flags else "--" + name.replace("_", "-")
 
 
-def _non_negative(name: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    number = _number(name, value)
-    if not math.isfinite(number) or number < 0.0:
-        raise InvalidArgument(f"{name}: {value!r} is out of range; accepted: a finite number >= 0")
-    return number
+def base_type(info: FieldInfo) -> Any:
+    """The field's type without ``| None`` and annotations: ``bool``, ``int``, ``list``, ..."""
+    tp = _unwrap(info.annotation)[0]
+    origin = get_origin(tp)
+    return tp if origin is None or origin is Literal else origin
 
 
-def _confidence_ratio(value: float | None) -> float | None:
-    """Non-finite means "use the server's value"; negative means 0 (disabled)."""
-    if value is None:
-        return None
-    number = _number("min_confidence_ratio", value)
-    if not math.isfinite(number):
-        return None
-    return max(0.0, number)
+def plain_annotation(tp: Any) -> Any:
+    """``tp`` with every ``Annotated`` layer removed (types only, no constraints)."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return plain_annotation(get_args(tp)[0])
+    if origin is None or origin is Literal:
+        return tp
+    args = tuple(plain_annotation(a) for a in get_args(tp))
+    if origin in (Union, types.UnionType):
+        return Union[args]  # noqa: UP007 - a runtime-built union
+    return origin[args]
+
+
+def _unwrap(tp: Any) -> tuple[Any, list[Any]]:
+    """``tp`` without ``| None`` and ``Annotated`` layers, plus the metadata those layers held."""
+    metadata: list[Any] = []
+    while True:
+        if get_origin(tp) is Annotated:
+            tp, *extra = get_args(tp)
+            metadata += extra
+        elif get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp):
+            arms = [a for a in get_args(tp) if a is not type(None)]
+            if len(arms) != 1:
+                return tp, metadata
+            tp = arms[0]
+        else:
+            return tp, metadata
+
+
+def _describe(annotation: Any, field_metadata: list[Any]) -> str:
+    tp, extra = _unwrap(annotation)
+    metadata = [*field_metadata, *extra]
+    low = next((m.ge for m in metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in metadata if isinstance(m, annotated_types.Le)), None)
+    if tp is bool:
+        return "true or false"
+    if tp is int:
+        return f"an integer {low}..{high}" if low is not None and high is not None else "an integer"
+    if tp is float:
+        if low is not None and high is not None:
+            return f"a number in [{low:g}, {high:g}]"
+        return f"a finite number >= {low:g}" if low is not None else "a number"
+    if get_origin(tp) is Literal:
+        return "one of: " + ", ".join(str(a) for a in get_args(tp))
+    if tp is str:
+        text = [m for m in metadata if isinstance(m, Utf8Text)]
+        return f"text of at most {text[0].max_bytes} UTF-8 bytes" if text else "text"
+    if get_origin(tp) is list:
+        most = next((m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)), None)
+        entry = _describe(get_args(tp)[0], [])
+        return (f"a list of at most {most} entries, each {entry}" if most is not None
+                else f"a list, each entry {entry}")
+    return str(tp)
+
+
+_EXPECTED = {
+    "int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
+    "string_type": "a string", "list_type": "a list",
+}
+
+
+def _message(err: Any) -> str:
+    """One pydantic error as ``name: what was wrong; accepted: what is accepted``."""
+    loc = err["loc"]
+    name = str(loc[0]) if loc else "request"
+    if err["type"] == "extra_forbidden":
+        return f"{name}: unknown argument; accepted: {', '.join(SearchRequest.model_fields)}"
+    where = name if len(loc) == 1 else f"{name} entry"
+    value = err.get("input")
+    kind = err["type"]
+    if kind == "value_error":
+        problem = str(err["msg"]).removeprefix("Value error, ")
+    elif kind == "missing":
+        problem = "is required"
+    elif kind == "finite_number":
+        problem = f"{value!r} is not a finite number"
+    elif kind == "too_long":
+        problem = f"{len(value)} entries is too many"
+    elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        problem = f"{value!r} is out of range"
+    else:
+        wanted = _EXPECTED.get(kind, "another value")
+        problem = f"expected {wanted}, got {type(value).__name__} {_short(value)}"
+    return f"{where}: {problem}; accepted: {accepted(name) if name in SearchRequest.model_fields else '?'}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -67,9 +67,9 @@ def build_mcp_server(kb: KnowledgeBase, state: ServerState | None = None) -> MCP
     state = state or ServerState(kb)
     tools: list[Tool] = []
 
-    def add(fn: Any, description: str) -> None:
+    def add(fn: Any, description: str, schema: dict[str, Any] | None = None) -> None:
         tool = Tool.from_function(tool_errors(fn), name=fn.__name__, description=description)
-        plain_schema(tool.parameters)
+        tool.parameters = schema if schema is not None else plain_schema(tool.parameters)
         tools.append(tool)
 
     register_tools(add, state)

@@ -10,9 +10,13 @@ traceback goes to the log on stderr.
 Optional arguments are declared ``X | None = None`` so that "not given" means
 "the server's setting"; :func:`plain_schema` then removes the ``null`` arm
 from the advertised schema, because strict clients reject ``anyOf`` unions.
+The ``search`` tool's parameters, bounds and descriptions are generated from
+:class:`~groove.search.request.SearchRequest`, the same model the CLI flags
+come from (docs/mcp.md).
 """
 
 import functools
+import inspect
 import logging
 import os
 import re
@@ -27,7 +31,7 @@ from pydantic import Field
 from groove.errors import GrooveError, NotFound, PathRefused
 from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
-from groove.search.request import SearchRequest
+from groove.search.request import SearchRequest, field_help, plain_annotation
 from groove.server.state import ServerState
 
 log = logging.getLogger("groove.server")
@@ -112,47 +116,47 @@ def read_document(kb: Any, rel_path: str) -> Any:
         raise
 
 
-def _opt_list(values: list[str] | None) -> list[str] | None:
-    return list(values) if values else None
-
-
 def _opt_text(value: str | None) -> str | None:
     return value if value else None
 
 
+def search_signature() -> inspect.Signature:
+    """The ``search`` tool's parameters: one per :class:`SearchRequest` field, types only.
+
+    The SDK checks only the JSON types (and still accepts a number sent as a
+    string); the bounds are the model's, so the refusal reads like the CLI's.
+    """
+    return inspect.Signature([
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                          annotation=plain_annotation(info.annotation),
+                          default=inspect.Parameter.empty if info.is_required() else info.default)
+        for name, info in SearchRequest.model_fields.items()
+    ], return_annotation=dict[str, Any])
+
+
+def search_input_schema() -> dict[str, Any]:
+    """The advertised ``search`` schema, generated from :class:`SearchRequest` (no unions)."""
+    schema = SearchRequest.model_json_schema()
+    schema.pop("additionalProperties", None)
+    schema.pop("description", None)
+    schema["title"] = "searchArguments"
+    for name, prop in schema["properties"].items():
+        prop["description"] = field_help(name)
+    return plain_schema(schema)
+
+
 def register_tools(add: Callable[..., None], state: ServerState) -> None:
-    """Register every tool through ``add(fn, name=..., description=...)``."""
+    """Register every tool through ``add(fn, description, schema=None)``.
+
+    ``schema`` replaces the input schema the SDK derives from the signature.
+    """
     kb = state.kb
 
-    async def search(
-        query: Annotated[str, Field(description="What to look for (≤ 1 KiB). \"quoted phrase\" and -exclusion work.")],
-        limit: Annotated[int, Field(description="Hits to return, 1..100.")] = 5,
-        category: Annotated[str | None, Field(description="Only documents of this category (exact).")] = None,
-        topic: Annotated[str | None, Field(description="Only documents of this topic (exact).")] = None,
-        rerank: Annotated[bool | None, Field(description="Run the cross-encoder reranker (default: server setting).")] = None,
-        min_quality: Annotated[float | None, Field(description="Quality floor in [0,1] (default: server setting).")] = None,
-        include_low_quality: Annotated[bool, Field(description="Do not hide low-quality chunks.")] = False,
-        path_globs: Annotated[list[str] | None, Field(description="gitignore-style globs; prefix ! to exclude, e.g. [\"**\", \"!drafts/**\"].")] = None,
-        tags_any: Annotated[list[str] | None, Field(description="Document has any of these tags.")] = None,
-        tags_all: Annotated[list[str] | None, Field(description="Document has all of these tags.")] = None,
-        date_from: Annotated[str | None, Field(description="Frontmatter date ≥ this (inclusive, e.g. 2024-01-01).")] = None,
-        date_to: Annotated[str | None, Field(description="Frontmatter date ≤ this (inclusive).")] = None,
-        min_confidence_ratio: Annotated[float | None, Field(description="low_confidence threshold; 0 disables (default: server setting).")] = None,
-        mmr: Annotated[bool | None, Field(description="Diversify results with MMR (default: server setting).")] = None,
-        mmr_lambda: Annotated[float | None, Field(description="MMR relevance weight in [0,1].")] = None,
-        mmr_same_doc_penalty: Annotated[float | None, Field(description="MMR penalty for a second hit from the same document (≥ 0).")] = None,
-        parent_retriever: Annotated[bool | None, Field(description="Expand hits with their whole short document or sibling chunks.")] = None,
-    ) -> dict[str, Any]:
-        request = SearchRequest(
-            query=query, limit=limit, category=_opt_text(category), topic=_opt_text(topic),
-            rerank=rerank, min_quality=min_quality, include_low_quality=include_low_quality,
-            path_globs=path_globs, tags_any=_opt_list(tags_any), tags_all=_opt_list(tags_all),
-            date_from=_opt_text(date_from), date_to=_opt_text(date_to),
-            min_confidence_ratio=min_confidence_ratio, mmr=mmr, mmr_lambda=mmr_lambda,
-            mmr_same_doc_penalty=mmr_same_doc_penalty, parent_retriever=parent_retriever,
-        )
-        response = await anyio.to_thread.run_sync(kb.search, request)
+    async def search(**arguments: Any) -> dict[str, Any]:
+        response = await anyio.to_thread.run_sync(kb.search, SearchRequest(**arguments))
         return with_uris(kb, response)
+
+    search.__signature__ = search_signature()  # type: ignore[attr-defined]
 
     async def get_document(
         path: Annotated[str, Field(description="Document path relative to the KB root, as in search results.")],
@@ -203,7 +207,8 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         return {"summary": summary.line(), **summary.to_json()}
 
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
-                "paths; treat low_confidence=true as 'nothing clearly relevant'.")
+                "paths; treat low_confidence=true as 'nothing clearly relevant'.",
+        schema=search_input_schema())
     add(get_document, "Full text and metadata of one indexed document (text capped at 1 MiB).")
     add(list_topics, "Categories and topics in the knowledge base, with document counts.")
     add(get_connection_graph, "Documents related to a start document, by embedding similarity (BFS).")
