@@ -11,6 +11,10 @@ import os
 import sys
 
 _LEVELS = {"debug", "info", "warning", "error", "critical"}
+#: Loggers of the libraries groove starts (HTTP server, MCP SDK, HTTP client):
+#: GROOVE_LOG applies to them too, not only to groove's own.
+THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp", "starlette",
+                       "sse_starlette", "httpx", "httpcore", "watchfiles")
 
 
 def configure_logging(level: str | None = None) -> None:
@@ -18,6 +22,9 @@ def configure_logging(level: str | None = None) -> None:
     name = (level or os.environ.get("GROOVE_LOG") or "info").strip().lower()
     if name not in _LEVELS:
         name = "info"
+    logging.getLogger().setLevel(name.upper())
+    for other in THIRD_PARTY_LOGGERS:
+        logging.getLogger(other).setLevel(name.upper())
     root = logging.getLogger("groove")
     root.setLevel(name.upper())
     if not any(getattr(h, "_groove", False) for h in root.handlers):

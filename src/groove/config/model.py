@@ -153,6 +153,13 @@ class HttpTransportConfig(_Section):
     )
     healthz_public: bool = Field(True, description="true or false")
     max_sessions: int = Field(256, ge=1, le=100_000, description="an integer in 1..100000")
+    max_connections: int = Field(
+        512, ge=1, le=100_000,
+        description="an integer in 1..100000 (lowered to stay below the open-file limit)")
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=3600, description="seconds in (0, 3600] to send a request's headers")
+    keepalive_timeout_s: int = Field(
+        5, ge=1, le=3600, description="whole seconds in 1..3600 an idle connection stays open")
 
     @field_validator("bind")
     @classmethod

@@ -298,9 +298,9 @@ def iter_candidate_files(kb_path: str | os.PathLike[str], rules: ExclusionRules,
                 else:
                     report(display_path(rel_dir or "."), f"directory not readable ({_os_reason(exc)})")
                 continue
-            for entry in entries:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                _visit(entry, rel, rules, wanted, stack, found, report)
+            for name, kind in entries:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                _visit(name, kind, rel, rules, wanted, stack, found, report)
     finally:
         if root_fd >= 0:
             os.close(root_fd)
@@ -308,43 +308,63 @@ def iter_candidate_files(kb_path: str | os.PathLike[str], rules: ExclusionRules,
     yield from found
 
 
-def _list_dir(kb_path: Path, root_fd: int, rel_dir: str) -> list[os.DirEntry[str]]:
+def _list_dir(kb_path: Path, root_fd: int, rel_dir: str) -> list[tuple[str, str]]:
+    """``(name, kind)`` of each entry, kind being "link", "dir", "file" or :func:`file_kind`.
+
+    Kinds are taken while the directory is open and never through a link
+    (a ``DirEntry`` from a descriptor must not be asked anything after the
+    descriptor is closed: the number may already name another directory).
+    """
     if root_fd < 0:  # no *at() calls on this platform: the path-based listing
         with os.scandir(kb_path / rel_dir if rel_dir else kb_path) as it:
-            return list(it)
+            return [(e.name, _kind(e)) for e in it]
     chain = _open_dirs(root_fd, _parts(rel_dir))
     try:
         with os.scandir(chain[-1] if chain else root_fd) as it:
-            return list(it)
+            return [(e.name, _kind(e)) for e in it]
     finally:
         _close_all(chain)
 
 
-def _visit(entry: os.DirEntry[str], rel: str, rules: ExclusionRules, wanted: set[str],
-           stack: list[str], found: list[str], report: SkipReporter) -> None:
+def _kind(entry: os.DirEntry[str]) -> str:
     try:
         if entry.is_symlink():
-            if not (rules.excludes_dir(rel) if entry.is_dir() else _skip_file(rel, rules, wanted)):
-                report(display_path(rel), "it is a symbolic link; groove never follows symbolic links")
-        elif entry.is_dir(follow_symlinks=False):
-            if not rules.excludes_dir(rel):
-                problem = name_problem(rel)
-                if problem is None:
-                    stack.append(rel)
-                else:
-                    report(display_path(rel), problem.replace("file name", "directory name"))
-        elif not _skip_file(rel, rules, wanted):
-            if not entry.is_file(follow_symlinks=False):
-                kind = file_kind(entry.stat(follow_symlinks=False).st_mode)
-                report(display_path(rel), f"it is {kind}; only regular files are indexed")
-            elif (problem := name_problem(rel)) is not None:
-                report(display_path(rel), problem)
-            else:
-                found.append(rel)
+            return "link"
+        if entry.is_dir(follow_symlinks=False):
+            return "dir"
+        if entry.is_file(follow_symlinks=False):
+            return "file"
+        return file_kind(entry.stat(follow_symlinks=False).st_mode)
     except FileNotFoundError:
-        report(display_path(rel), "it vanished during the walk; it is picked up next run")
+        return "vanished"
     except OSError as exc:
-        report(display_path(rel), _os_reason(exc))
+        return f"unreadable ({_os_reason(exc)})"
+
+
+def _visit(name: str, kind: str, rel: str, rules: ExclusionRules, wanted: set[str],
+           stack: list[str], found: list[str], report: SkipReporter) -> None:
+    if kind == "dir":
+        if not rules.excludes_dir(rel):
+            problem = name_problem(rel)
+            if problem is None:
+                stack.append(rel)
+            else:
+                report(display_path(rel), problem.replace("file name", "directory name"))
+    elif kind == "link":  # never followed, not even to ask what it points at
+        has_suffix = bool(PurePosixPath(name).suffix)
+        if not rules.excludes_dir(rel) and not (has_suffix and _skip_file(rel, rules, wanted)):
+            report(display_path(rel), "it is a symbolic link; groove never follows symbolic links")
+    elif not _skip_file(rel, rules, wanted):
+        if kind == "vanished":
+            report(display_path(rel), "it vanished during the walk; it is picked up next run")
+        elif kind.startswith("unreadable"):
+            report(display_path(rel), kind)
+        elif kind != "file":
+            report(display_path(rel), f"it is {kind}; only regular files are indexed")
+        elif (problem := name_problem(rel)) is not None:
+            report(display_path(rel), problem)
+        else:
+            found.append(rel)
 
 
 def _skip_file(rel: str, rules: ExclusionRules, wanted: set[str]) -> bool:

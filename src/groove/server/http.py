@@ -11,6 +11,7 @@ answered as 429 with ``Retry-After`` (the SDK answers 503 without it).
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import ipaddress
 import logging
@@ -221,9 +222,30 @@ def serve_http(kb: KnowledgeBase, config: Config, bind: str, i_know: bool, *,
     """Listen on ``bind`` ("host:port") until interrupted (``listener``: already bound)."""
     import uvicorn
 
+    from groove.server.http_limits import (
+        ACCEPT_BURST,
+        connection_cap,
+        fd_soft_limit,
+        guarded_protocol,
+        loop_exception_handler,
+    )
+
     host, port, sock = listener or open_listener(bind, i_know)
     app = build_http_app(kb, config, state=state, host=host, port=port)
+    http = config.transport.http
+    cap = connection_cap(http.max_connections, fd_soft_limit())
+    if cap < http.max_connections:
+        log.warning("max_connections lowered from %d to %d to stay below the open-file limit",
+                    http.max_connections, cap)
     log.info("serving MCP on http://%s/mcp (UI: /ui)", _host_port(host, port))
-    uv_config: Any = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                                    timeout_graceful_shutdown=3)
-    uvicorn.Server(uv_config).run(sockets=[sock])
+    uv_config: Any = uvicorn.Config(
+        app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
+        http=guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=cap),
+        timeout_keep_alive=http.keepalive_timeout_s, backlog=ACCEPT_BURST)
+    server = uvicorn.Server(uv_config)
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(loop_exception_handler)
+        await server.serve(sockets=[sock])
+
+    asyncio.run(main())

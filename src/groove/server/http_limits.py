@@ -1,0 +1,148 @@
+"""Connection limits for the HTTP server: slow clients must not take it down.
+
+uvicorn has a keep-alive timeout but none for reading a request's headers
+(any byte received cancels its idle timer), and its ``limit_concurrency``
+answers 503 only after reading a whole request, holding the connection's
+descriptor all along. So a client trickling header bytes, times a few
+hundred, used to exhaust the descriptor limit and crash the event loop.
+:class:`GuardedH11Protocol` adds what is missing, per connection:
+
+* a **header timeout**: from the moment a connection opens, or the first
+  byte of its next request arrives, the request line and headers must be
+  complete within ``header_timeout_s``, however slowly they trickle;
+* a **connection cap** below the process's descriptor limit: a connection
+  over the cap is answered 503 at once and closed, before it reads anything;
+* ``X-Content-Type-Options: nosniff`` on the 400 that uvicorn writes itself
+  for malformed or oversized headers (the ASGI middleware never sees those).
+
+The idle timeout between requests is uvicorn's ``timeout_keep_alive``.
+See docs/deployment.md (limits and the security model).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("groove.server.http")
+
+#: Descriptors kept free for everything that is not a client connection
+#: (the index, the model, the watcher, logs, the listening socket).
+RESERVED_FDS = 64
+#: Connections accepted per event-loop turn (uvicorn's ``backlog``, which asyncio
+#: also uses as its accept burst). Refused ones are closed a turn or two later,
+#: so two bursts' worth of descriptors are kept free on top of the reserve.
+ACCEPT_BURST = 64
+_NOSNIFF = (b"x-content-type-options", b"nosniff")
+REFUSAL_LOG_INTERVAL_S = 10
+
+
+def connection_cap(configured: int, fd_soft_limit: int | None) -> int:
+    """``configured``, lowered to keep the reserve and two accept bursts under the fd limit."""
+    if fd_soft_limit is None or fd_soft_limit <= 0:
+        return configured
+    return max(1, min(configured, fd_soft_limit - RESERVED_FDS - 2 * ACCEPT_BURST))
+
+
+def loop_exception_handler(_loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Log what the event loop reports, and never raise while doing so.
+
+    asyncio reports an ``accept()`` that ran out of descriptors here and
+    retries a second later; the default handler's logging can itself need a
+    descriptor (a lazy import), and an error raised from the handler used
+    to end the server.
+    """
+    try:
+        exc = context.get("exception")
+        log.warning("event loop: %s%s", context.get("message", "error"),
+                    f" ({type(exc).__name__}: {exc})" if exc is not None else "")
+    except Exception:  # noqa: BLE001 - nothing may escape the handler
+        pass
+
+
+def fd_soft_limit() -> int | None:
+    """The soft RLIMIT_NOFILE, or None where there is no such limit (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def guarded_protocol(*, header_timeout_s: float, max_connections: int) -> type[H11Protocol]:
+    """A :class:`GuardedH11Protocol` subclass carrying these limits (uvicorn's ``http=``)."""
+    return type("GuardedH11Protocol", (GuardedH11Protocol,),
+                {"header_timeout_s": header_timeout_s, "max_connections": max_connections})
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a header timeout, a connection cap and nosniff on its 400s."""
+
+    header_timeout_s: float = 10.0
+    max_connections: int = 256
+    _last_refusal_log: float = float("-inf")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            now = time.monotonic()
+            if now - GuardedH11Protocol._last_refusal_log >= REFUSAL_LOG_INTERVAL_S:
+                GuardedH11Protocol._last_refusal_log = now
+                log.warning("refusing connections: %d open, max_connections is %d (this warning "
+                            "repeats at most every %d s)", len(self.connections) - 1,
+                            self.max_connections, REFUSAL_LOG_INTERVAL_S)
+            transport.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
+                            b"x-content-type-options: nosniff\r\nretry-after: 5\r\n"
+                            b"connection: close\r\ncontent-length: 21\r\n\r\n"
+                            b"too many connections\n")
+            transport.close()
+            return
+        self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.transport.is_closing():
+            self._cancel_header_timer()
+        elif self.conn.their_state is h11.IDLE:  # still inside a request's headers
+            self._arm_header_timer()
+        else:
+            self._cancel_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._header_timeout)
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            log.debug("closed a connection that sent no complete headers within %.0f s",
+                      self.header_timeout_s)
+            self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's own 400 (bad or oversized headers), with nosniff like every other response."""
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+                   _NOSNIFF]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()

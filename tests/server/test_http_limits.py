@@ -1,0 +1,163 @@
+"""Slow clients against a real `groove serve --transport http` with a lowered descriptor limit.
+
+The red-team's reproduction: 600 connections trickling header bytes with the
+open-file limit at 512 made the server exit. Here the limit is 256 and 300
+slow clients connect (more than the limit allows), trickling a byte each
+every 0.2 s for a bounded time. Expected: the excess is refused at once with
+503, the others are closed by the header timeout while still trickling, a
+client connected before the flood keeps being served, and afterwards the
+server answers new clients.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from _helpers import RunningServer, free_port, groove_cmd, stop_server, write_config
+
+from groove.server.http_limits import ACCEPT_BURST, RESERVED_FDS, connection_cap
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
+
+FD_LIMIT = 256
+SLOW_CLIENTS = 300
+DEADLINE_S = 20.0
+
+
+def _limit_fds() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+
+
+def _start(config, log_dir, env=None) -> RunningServer:
+    port = free_port()
+    stderr_path = log_dir / "server.log"
+    with stderr_path.open("wb") as err:
+        proc = subprocess.Popen(
+            groove_cmd("serve", "--config", str(config), "--transport", "http", "--no-watch",
+                       "--bind", f"127.0.0.1:{port}"),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            preexec_fn=_limit_fds, env={**os.environ, **(env or {})})
+    server = RunningServer(proc, port, stderr_path)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, server.stderr()
+        try:
+            if httpx.get(server.base + "/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    stop_server(server)
+    raise AssertionError("server did not come up:\n" + server.stderr())
+
+
+def test_connection_cap_stays_below_the_descriptor_limit():
+    assert connection_cap(512, 1024) == 512
+    assert connection_cap(512, 512) == 512 - RESERVED_FDS - 2 * ACCEPT_BURST
+    assert connection_cap(512, None) == 512
+    assert connection_cap(512, 10) == 1
+
+
+def test_slow_header_clients_cannot_take_the_server_down(server_kb, tmp_path):
+    config = write_config(tmp_path / "groove.toml", server_kb.kb, extra=(
+        "header_timeout_s = 1\nkeepalive_timeout_s = 60\n"))
+    server = _start(config, tmp_path)
+    slow: list[socket.socket] = []
+    try:
+        established = httpx.Client(base_url=server.base, timeout=5)
+        assert established.get("/healthz").status_code == 200
+        head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode()
+        for _ in range(SLOW_CLIENTS):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall(head)
+            sock.setblocking(False)
+            slow.append(sock)
+
+        refused = closed = 0
+        open_socks = list(slow)
+        deadline = time.monotonic() + DEADLINE_S
+        served_during_flood = False
+        while open_socks and time.monotonic() < deadline:
+            still = []
+            for sock in open_socks:
+                try:
+                    reply = sock.recv(4096)
+                except BlockingIOError:
+                    reply = None
+                except OSError:
+                    reply = b""
+                if reply is None:
+                    try:
+                        sock.send(b"X")  # one more header byte: trickling, never finishing
+                        still.append(sock)
+                    except OSError:
+                        closed += 1
+                elif reply.startswith(b"HTTP/1.1 503"):
+                    assert b"nosniff" in reply
+                    refused += 1
+                else:
+                    assert reply == b"", reply[:200]
+                    closed += 1
+            open_socks = still
+            if not served_during_flood and open_socks:
+                served_during_flood = established.get("/healthz").status_code == 200
+            time.sleep(0.2)
+        assert not open_socks, f"{len(open_socks)} trickling connections were never closed"
+        assert refused + closed == SLOW_CLIENTS
+        assert refused > 0 and closed >= connection_cap(512, FD_LIMIT) - 1  # all slots timed out
+        assert served_during_flood
+        assert server.proc.poll() is None, server.stderr()
+        assert httpx.get(server.base + "/healthz", timeout=5).status_code == 200
+        assert "Too many open files" not in server.stderr()
+        established.close()
+    finally:
+        for sock in slow:
+            sock.close()
+        stop_server(server)
+
+
+def test_groove_log_warning_silences_the_http_stack(server_kb, tmp_path):
+    config = write_config(tmp_path / "groove.toml", server_kb.kb)
+    server = _start(config, tmp_path, env={"GROOVE_LOG": "warning"})
+    try:
+        import asyncio
+
+        from mcp import Client  # noqa: F401  (the client an MCP user would use)
+
+        async def talk() -> None:
+
+            async with Client(server.mcp_url) as client:
+                await client.list_tools()
+
+        asyncio.run(talk())
+        for _ in range(3):
+            httpx.get(server.base + "/healthz", timeout=5)
+    finally:
+        stop_server(server)
+    info = [ln for ln in server.stderr().splitlines() if ln.startswith("INFO") or " INFO " in ln]
+    assert info == []
+
+
+def test_uvicorns_own_400_for_oversized_headers_carries_nosniff(http_server):
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=10) as sock:
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{http_server.port}\r\n".encode())
+        try:
+            for _ in range(64):  # 64 separate 16 KiB pieces of one header line, never ended
+                sock.sendall(b"X-Big: " + b"a" * 16_384)
+        except OSError:
+            pass  # the server may answer and close before all of it is sent
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            piece = sock.recv(4096)
+            if not piece:
+                break
+            reply += piece
+    head = reply.split(b"\r\n\r\n")[0].lower()
+    assert head.startswith(b"http/1.1 400") and b"x-content-type-options: nosniff" in head
