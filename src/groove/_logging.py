@@ -17,6 +17,25 @@ THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp", "sta
                        "sse_starlette", "httpx", "httpcore", "watchfiles")
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler that writes to whatever ``sys.stderr`` is *now*.
+
+    A handler bound to the stderr of the first call would keep writing to a
+    stream that an embedding program (or a test runner) has since replaced.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def configure_logging(level: str | None = None) -> None:
     """Route the ``groove`` loggers to stderr at the level GROOVE_LOG asks for."""
     name = (level or os.environ.get("GROOVE_LOG") or "info").strip().lower()
@@ -28,7 +47,7 @@ def configure_logging(level: str | None = None) -> None:
     root = logging.getLogger("groove")
     root.setLevel(name.upper())
     if not any(getattr(h, "_groove", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         handler._groove = True  # type: ignore[attr-defined]
         root.addHandler(handler)
