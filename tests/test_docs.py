@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import tomllib
 import unicodedata
 from pathlib import Path
 
@@ -98,6 +99,14 @@ def test_every_config_key_is_documented_in_its_section():
     assert not missing, "docs/configuration.md does not document: " + "; ".join(missing)
 
 
+def _toml_value(text: str) -> object:
+    """A TOML value as Python (so `10` and `10.0` compare equal); the text itself if not TOML."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
 def test_documented_config_defaults_match_the_code():
     """The default column of every scalar key says what the model's default is."""
     from groove.config.model import _Settings
@@ -129,7 +138,8 @@ def test_documented_config_defaults_match_the_code():
         documented = rows(section).get(key)
         if default is None or documented is None:
             continue  # "unset" defaults are described in words; a missing row fails above
-        if f"`{toml(default)}`" not in documented:
+        shown = re.match(r"\s*`([^`]+)`", documented)
+        if shown is None or _toml_value(shown.group(1)) != _toml_value(toml(default)):
             wrong.append(f"{section}.{key}: code {toml(default)}, docs {documented.strip()}")
     assert not wrong, "docs/configuration.md defaults disagree with the code: " + "; ".join(wrong)
 
