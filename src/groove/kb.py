@@ -45,7 +45,10 @@ from groove.store.base import Store
 log = logging.getLogger("groove.kb")
 
 #: Text returned by ``read_document`` is capped here (docs/mcp.md, 'get_document').
+#: Text ``read_document`` returns (get_document, kb://doc/, get_best_practice) is
+#: capped here; the one place the cap is written (docs/mcp.md).
 DOCUMENT_TEXT_CAP_BYTES = 1024 * 1024
+DOCUMENT_TEXT_CAP_LABEL = f"{DOCUMENT_TEXT_CAP_BYTES // (1024 * 1024)} MiB"
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,12 @@ class KnowledgeBase:
             raise
 
     def read_document(self, rel_path: str) -> DocumentText:
-        """An indexed document's text, read safely from disk and capped at 1 MiB."""
+        """An indexed document's text, read safely from disk and capped at 1 MiB.
+
+        Only a document that is indexed *and* still a member of the KB by rule
+        (not excluded since, see :class:`~groove.indexing.fileset.FileSet`) is served.
+        """
+        from groove.indexing.fileset import FileSet
         from groove.indexing.walk import read_file_safely
         from groove.parsers import get_parser_for
 
@@ -207,6 +215,9 @@ class KnowledgeBase:
             row = self.store.get_document(rel_path)
         if row is None:
             raise NotFound(f"{rel_path!r} is not an indexed document; list_topics shows what is")
+        if not FileSet.from_config(self.config).includes(rel_path):
+            raise PathRefused(f"{rel_path!r} is excluded by exclude_dirs or .grooveignore; "
+                              "`groove index` drops it from the index")
         data = read_file_safely(self.kb_path, rel_path)
         parser = get_parser_for(rel_path, self.config.parsers.enabled)
         if parser is None:

@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groove.config import (
@@ -429,8 +429,8 @@ BAD_VALUES = [
     ('[transport.http]\nallowed_hosts = ["http://x"]', "transport.http.allowed_hosts",
      '"http://x"', "Host values"),
     ("[search]\nmin_confidence_ratio = -1", "search.min_confidence_ratio", "-1", ">= 0"),
-    ("[search.fusion]\nrrf_k = 0", "search.fusion.rrf_k", "0", "> 0"),
-    ("[search.fusion]\nrrf_k = -5.0", "search.fusion.rrf_k", "-5.0", "> 0"),
+    ("[search.fusion]\nrrf_k = 0", "search.fusion.rrf_k", "0", "(0, 10000]"),
+    ("[search.fusion]\nrrf_k = -5.0", "search.fusion.rrf_k", "-5.0", "(0, 10000]"),
     ("[search.fusion]\nbm25_heading_weight = -1", "search.fusion.bm25_heading_weight", "-1",
      ">= 0"),
     ("[search.fusion]\nbm25_context_weight = -0.5", "search.fusion.bm25_context_weight",
@@ -703,3 +703,30 @@ def test_example_commented_values_are_valid(work: Path) -> None:
             tomllib.loads(text)  # paths: only their syntax is checkable here
             continue
         config_from_toml_text(text, kb_path=work / "notes")
+
+
+# --- hostile nesting and unbounded numbers ---------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(depth=st.integers(min_value=33, max_value=3000), inline_table=st.booleans())
+def test_any_nesting_depth_is_refused_naming_the_key(tmp_path_factory, depth, inline_table):
+    from groove.config import load_config
+    from groove.errors import ConfigError
+
+    folder = tmp_path_factory.mktemp("deep")
+    opener, closer = ("{a = ", "}") if inline_table else ("[", "]")
+    (folder / "groove.toml").write_text(
+        f"[search]\nmin_confidence_ratio = {opener * depth}1{closer * depth}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="min_confidence_ratio.*nested"):
+        load_config(kb_path=folder, cwd=folder)
+
+
+@pytest.mark.parametrize("value", ["1e308", "10001", "0"])
+def test_rrf_k_outside_its_bounds_is_refused(tmp_path, value):
+    from groove.config import load_config
+    from groove.errors import ConfigError
+
+    (tmp_path / "groove.toml").write_text(f"[search.fusion]\nrrf_k = {value}\n")
+    with pytest.raises(ConfigError, match=r"rrf_k.*\(0, 10000\]"):
+        load_config(kb_path=tmp_path, cwd=tmp_path)

@@ -125,3 +125,47 @@ def test_graph_tool_reports_a_missing_module(server_kb, make_kb, monkeypatch):
 
     result = asyncio.run(go())
     assert result.is_error and "not available in this build" in result.content[0].text
+
+
+def test_best_practice_serves_only_what_get_document_serves(tmp_path, write_files, make_kb):
+    from groove.server.mcp import build_mcp_server
+
+    kb_dir = write_files(tmp_path / "kb", {
+        "guides/ok.md": "# OK\n\nThe ok guide.\n",
+        "guides/.git/y.md": "# Y\n\nGIT-INTERNAL\n",
+        "guides/node_modules/x.md": "# X\n\nVENDORED\n",
+        "guides/.obsidian/z.md": "# Z\n\nEDITOR-STATE\n",
+        "guides/private.md": "# P\n\nIGNORED-BY-GROOVEIGNORE\n",
+        ".grooveignore": "guides/private.md\n",
+    })
+    kb = make_kb(kb_dir, best_practice={"path_templates": ["guides/{target}.md"]},
+                 exclude_dirs=[".obsidian"])
+    kb.index()
+    (kb_dir / "guides" / "later.md").write_text("# Later\n\nNOT-INDEXED-YET\n")
+    targets = [".git/y", "node_modules/x", ".obsidian/z", "private", "later"]
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            ok = await client.call_tool("get_best_practice", {"target": "ok"})
+            refused = [await client.call_tool("get_best_practice", {"target": t}) for t in targets]
+            docs = [await client.call_tool("get_document", {"path": f"guides/{t}.md"})
+                    for t in targets]
+            return ok, refused, docs
+
+    ok, refused, docs = asyncio.run(go())
+    assert not ok.is_error and "The ok guide." in ok.content[0].text
+    for target, result, doc in zip(targets, refused, docs, strict=True):
+        text = result.content[0].text
+        assert result.is_error and "no best-practice document" in text, (target, text)
+        assert doc.is_error, target
+        for marker in ("GIT-INTERNAL", "VENDORED", "EDITOR-STATE", "IGNORED-BY", "NOT-INDEXED"):
+            assert marker not in text and marker not in doc.content[0].text
+
+
+def test_a_path_template_that_climbs_out_is_refused_when_the_config_loads(tmp_path):
+    from groove.config import load_config
+    from groove.errors import ConfigError
+
+    (tmp_path / "groove.toml").write_text('[best_practice]\npath_templates = ["../{target}.md"]\n')
+    with pytest.raises(ConfigError, match=r"path_templates.*'\.\.'"):
+        load_config(kb_path=tmp_path, cwd=tmp_path)

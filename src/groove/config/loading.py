@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,11 +53,49 @@ def discover_config(cwd: Path, config_path: Path | None = None) -> tuple[Path | 
     return None, True
 
 
+#: Deepest nesting of tables and arrays accepted. groove's own settings are at
+#: most four levels deep; anything far deeper is refused before the recursive
+#: merge and validation could hit Python's recursion limit.
+MAX_TOML_DEPTH = 32
+
+
 def _parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: malformed TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: {_deep_key(text)} is nested too deeply to parse (tables and "
+                          f"arrays inside each other); accepted: at most {MAX_TOML_DEPTH} "
+                          "levels") from None
+    _check_depth(data, where)
+    return data
+
+
+def _deep_key(text: str) -> str:
+    """Best guess at the key whose value broke the parser: the last ``key =`` before the pile-up."""
+    key = "a value"
+    for line in text.splitlines():
+        found = re.match(r"\s*([A-Za-z0-9_.\-\"']+)\s*=", line)
+        if found:
+            key = found.group(1).strip("\"'")
+        if line.count("[") + line.count("{") > MAX_TOML_DEPTH:
+            return key
+    return key
+
+
+def _check_depth(data: dict[str, Any], where: str) -> None:
+    """Refuse values nested deeper than :data:`MAX_TOML_DEPTH`, naming the key (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        if depth > MAX_TOML_DEPTH:
+            raise ConfigError(f"{where}: {key} is nested {MAX_TOML_DEPTH}+ levels deep (tables "
+                              f"and arrays inside each other); accepted: at most {MAX_TOML_DEPTH}")
+        if isinstance(value, dict):
+            stack += [(v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, key, depth + 1) for v in value]
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

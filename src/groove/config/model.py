@@ -28,7 +28,9 @@ from pydantic import (
 )
 
 from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS
+from groove.errors import PathRefused
 from groove.parsers import LEGACY_PARSER_IDS, PARSERS
+from groove.paths import check_rel_path
 from groove.rerankers import RERANKERS
 
 log = logging.getLogger("groove.config")
@@ -201,7 +203,7 @@ class TransportConfig(_Section):
 
 
 class FusionConfig(_Section):
-    rrf_k: float = Field(60.0, gt=0.0, description="a number > 0")
+    rrf_k: float = Field(60.0, gt=0.0, le=10_000.0, description="a number in (0, 10000]")
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
     bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
@@ -250,6 +252,10 @@ class BestPracticeConfig(_Section):
                 raise ValueError(f"{template!r} does not contain {{target}}")
             if template.startswith(("/", "\\")) or Path(template).is_absolute():
                 raise ValueError(f"{template!r} is absolute; templates are relative to kb_path")
+            try:  # the same gate a filled-in template meets at every call, once, now
+                check_rel_path(template.replace("{target}", "target"), what="template")
+            except PathRefused as exc:
+                raise ValueError(str(exc)) from None
         return templates
 
 

@@ -20,6 +20,7 @@ from mcp.types import Resource as MCPResource
 
 from groove._version import __version__
 from groove.errors import GrooveError, NotFound
+from groove.kb import DOCUMENT_TEXT_CAP_LABEL
 from groove.paths import check_rel_path, doc_uri, topic_prefixes, topic_uri
 from groove.server import prompts
 from groove.server.state import ServerState
@@ -90,7 +91,7 @@ def _register_resources(server: MCPServer, kb: KnowledgeBase) -> None:
     async def read_doc(path: str) -> str:
         _check_uri_param("path", path)
         doc = await _resource_call(read_document, kb, path)
-        note = ("\n\n[truncated at 1 MiB; use the search tool to reach the rest]"
+        note = (f"\n\n[truncated at {DOCUMENT_TEXT_CAP_LABEL}; use the search tool to reach the rest]"
                 if doc.truncated else "")
         return doc.text + note
 

@@ -29,6 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from groove.errors import GrooveError, NotFound, PathRefused
+from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
 from groove.search.request import SearchRequest, field_help, plain_annotation
@@ -37,7 +38,6 @@ from groove.server.state import ServerState
 log = logging.getLogger("groove.server")
 
 #: get_document text cap (docs/mcp.md, 'get_document').
-DOCUMENT_CAP_BYTES = 1024 * 1024
 
 ToolFn = Callable[..., Awaitable[Any]]
 
@@ -209,7 +209,8 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
                 "paths; treat low_confidence=true as 'nothing clearly relevant'.",
         schema=search_input_schema())
-    add(get_document, "Full text and metadata of one indexed document (text capped at 1 MiB).")
+    add(get_document, "Full text and metadata of one indexed document (text capped at "
+                      f"{DOCUMENT_TEXT_CAP_LABEL}).")
     add(list_topics, "Categories and topics in the knowledge base, with document counts.")
     add(get_connection_graph, "Documents related to a start document, by embedding similarity (BFS).")
     add(get_best_practice, "The best-practice document for a target, from the configured path templates.")
@@ -233,7 +234,7 @@ def document_json(doc: Any) -> dict[str, Any]:
         "chunks": row.chunk_count, "text": doc.text, "truncated": doc.truncated,
     }
     if doc.truncated:
-        out["note"] = (f"text truncated at {DOCUMENT_CAP_BYTES} bytes of {row.size}; "
+        out["note"] = (f"text truncated at {DOCUMENT_TEXT_CAP_BYTES} bytes of {row.size}; "
                        "use search to reach the rest")
     return out
 
@@ -252,27 +253,35 @@ def topics_json(kb: Any) -> dict[str, Any]:
 
 
 def best_practice(kb: Any, target: str, category: str | None) -> dict[str, Any]:
-    """First existing file among ``[best_practice] path_templates`` with ``{target}`` filled in."""
-    from groove.indexing.walk import read_file_safely
+    """The first template, ``{target}`` filled in, that names a document get_document serves.
+
+    Same rule as ``get_document``: only indexed documents that are members of
+    the KB by rule (:class:`~groove.indexing.fileset.FileSet`) are returned;
+    anything else (``.git/…``, ``node_modules/…``, a ``.grooveignore``d file,
+    a file not indexed) counts as absent, so this tool reads nothing that
+    indexing excludes.
+    """
+    from groove.indexing.fileset import FileSet
 
     templates = list(kb.config.best_practice.path_templates or [])
     if not templates:
         raise GrooveError("get_best_practice is not configured: set [best_practice] "
                           "path_templates in groove.toml, e.g. [\"best-practices/{target}.md\"]")
     check_rel_path(target, what="target")
+    files = FileSet.from_config(kb.config)
     tried = []
     for template in templates:
         rel = check_rel_path(template.replace("{target}", target), what="best-practice path")
         tried.append(rel)
-        if not (kb.kb_path / rel).is_file() and not (kb.kb_path / rel).is_symlink():
+        if not files.includes(rel):
             continue
-        if not servable(kb, rel):
-            raise PathRefused(f"{rel!r} has an extension no enabled parser handles")
-        data = read_file_safely(kb.kb_path, rel)[:DOCUMENT_CAP_BYTES]
-        text = data.decode("utf-8", errors="ignore")
-        if category:
-            text = markdown_section(text, category, rel)
-        return {"path": rel, "uri": doc_uri(rel), "category": category, "text": text}
+        try:
+            doc = read_document(kb, rel)
+        except NotFound:
+            continue
+        text = markdown_section(doc.text, category, rel) if category else doc.text
+        return {"path": rel, "uri": doc_uri(rel), "category": category, "text": text,
+                "truncated": doc.truncated}
     raise NotFound(f"no best-practice document for {target!r}; tried: {', '.join(tried)}")
 
 
