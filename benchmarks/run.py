@@ -13,7 +13,10 @@ Writes one JSON object to FILE and prints it. What is measured and how:
   unchanged 10k corpus (model load included, as the CLI pays it).
 * ``cli_search_s``: wall time of ``groove search`` as a new process, 10k.
 * ``http_search_p50_ms``: ``groove serve --transport http`` as a subprocess,
-  the ``search`` tool called 50 times through the official MCP client.
+  the ``search`` tool called 50 times through the official MCP client;
+  ``http_over_inprocess_ratio`` divides it by ``inprocess_same_query_p50_ms``
+  (the same query through ``KnowledgeBase.search`` at 10k, same run; target
+  <= 1.25). ``mcp_overhead.py`` splits that difference up and profiles it.
 
 ``--quick`` skips the 200k KB and uses fewer repetitions; on a warm cache it
 takes a few minutes. ``--profile`` also writes cProfile reports of the search
@@ -98,30 +101,41 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:
-    """Median of ``calls`` MCP ``search`` tool calls over Streamable HTTP (one session)."""
-    import anyio
+def wait_healthy(server: subprocess.Popen[bytes], port: int, timeout: float = 60) -> str | None:
+    """Poll ``/healthz`` until the server answers; the reason when it exits or never does."""
     import httpx
 
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            err = server.stderr.read().decode()[-1500:] if server.stderr else ""
+            return f"server exited {server.returncode}: {err}"
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return None
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    return f"server not healthy within {timeout:.0f} s"
+
+
+def http_search(kb: CachedKB, calls: int, profile_to: Path | None = None) -> dict[str, Any]:
+    """Median of ``calls`` MCP ``search`` tool calls over Streamable HTTP (one session).
+
+    ``profile_to``: run the server under cProfile (its main thread is the event
+    loop, so the profile shows the transport, not the search in its worker thread).
+    """
+    import anyio
+
     port = free_port()
-    cmd = [*groove_cmd(), "serve", "--transport", "http", "--port", str(port),
-           "--kb-path", str(kb.path), "--no-watch"]
+    serve = ["serve", "--transport", "http", "--port", str(port), "--kb-path", str(kb.path),
+             "--no-watch"]
+    cmd = ([sys.executable, "-m", "cProfile", "-o", str(profile_to), "-m", "groove", *serve]
+           if profile_to else [*groove_cmd(), *serve])
     server = subprocess.Popen(cmd, cwd=kb.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if server.poll() is not None:
-                return {"http_search_p50_ms": None,
-                        "http_error": f"server exited {server.returncode}: "
-                                      f"{server.stderr.read().decode()[-1500:]}"}
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                return {"http_search_p50_ms": None, "http_error": "server not healthy within 60 s"}
-            time.sleep(0.2)
+        if (error := wait_healthy(server, port)) is not None:
+            return {"http_search_p50_ms": None, "http_error": error}
         times = anyio.run(_mcp_calls, f"http://127.0.0.1:{port}/mcp", calls)
         return {"http_search_p50_ms": round(statistics.median(times) * 1000, 3),
                 "http_search_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))] * 1000, 3),
@@ -129,7 +143,7 @@ def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:
     finally:
         server.terminate()
         try:
-            server.wait(timeout=10)
+            server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
 
@@ -149,6 +163,11 @@ async def _mcp_calls(url: str, calls: int) -> list[float]:
             if result.is_error:
                 raise RuntimeError(f"search tool failed: {result.content}")
     return times
+
+
+def ratio(value: float | None, reference: float | None) -> float | None:
+    """``value / reference`` rounded, None when either is missing (e.g. the server failed)."""
+    return round(value / reference, 3) if value and reference else None
 
 
 def source_revision() -> dict[str, Any]:
@@ -236,6 +255,8 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict
     except Exception as exc:  # the report must still be written
         out.update(http_search_p50_ms=None, http_error=f"{type(exc).__name__}: {exc}")
     out["inprocess_same_query_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
+    out["http_over_inprocess_ratio"] = ratio(out.get("http_search_p50_ms"),
+                                             out["inprocess_same_query_p50_ms"])
     out["calibration_end"] = child("calibrate", CachedKB("-", 0, "-", HERE, {}, True))
     out["targets"] = verdicts(out)
     out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]

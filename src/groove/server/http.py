@@ -162,6 +162,11 @@ def build_http_app(kb: KnowledgeBase, config: Config, *, state: ServerState | No
 
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
+        # One JSON body per POST instead of an event stream: no tool sends progress or
+        # asks the client anything mid-call, and server-initiated notifications
+        # (resources/list_changed) travel on the GET stream / subscriptions/listen,
+        # which stay event streams (docs/deployment.md, "Latency").
+        json_response=True,
         max_request_body_size=MAX_BODY_BYTES,
         max_sessions=http.max_sessions,
         session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
@@ -184,9 +189,15 @@ def _static_text(name: str) -> str:
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """Bind the listening socket ourselves, so "port in use" is a clear error at start."""
+    """Bind the listening socket ourselves, so "port in use" is a clear error at start.
+
+    The protocol is given explicitly (``IPPROTO_TCP``, not 0): asyncio only sets
+    ``TCP_NODELAY`` on accepted sockets whose ``proto`` says TCP, and without it
+    Nagle's algorithm holds a response body behind its headers until the
+    client's delayed ACK, ~40 ms on every MCP call (docs/deployment.md, "Latency").
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

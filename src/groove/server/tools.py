@@ -22,6 +22,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -79,9 +80,15 @@ def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 def servable(kb: Any, rel_path: str) -> bool:
     """A path the MCP surface offers: an enabled parser handles its extension."""
+    return _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
+
+
+@functools.lru_cache(maxsize=256)
+def _servable_suffix(enabled: tuple[str, ...], suffix: str) -> bool:
+    """Per (enabled parsers, suffix): asked for every hit and every listed document."""
     from groove.parsers import get_parser_for
 
-    return get_parser_for(rel_path, kb.config.parsers.enabled) is not None
+    return get_parser_for("_" + suffix, enabled) is not None
 
 
 def _refusal_for(kb: Any, rel_path: str) -> GrooveError | None:
@@ -153,8 +160,10 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     kb = state.kb
 
     async def search(**arguments: Any) -> dict[str, Any]:
-        response = await anyio.to_thread.run_sync(kb.search, SearchRequest(**arguments))
-        return with_uris(kb, response)
+        request = SearchRequest(**arguments)
+        # One worker-thread hop does the search and the JSON shaping: the event
+        # loop only moves bytes (docs/deployment.md, "Latency").
+        return await anyio.to_thread.run_sync(lambda: with_uris(kb, kb.search(request)))
 
     search.__signature__ = search_signature()  # type: ignore[attr-defined]
 
