@@ -120,3 +120,54 @@ def test_stdout_carries_only_mcp_frames(server_kb):
     assert by_id[2]["result"]["isError"] is False
     assert by_id[3]["result"]["isError"] is True
     assert "".join(err_lines).strip(), "logs belong on stderr"
+
+
+def test_every_request_with_an_id_is_answered_even_when_malformed(server_kb):
+    """A lone surrogate, a batch, a bad shape and truncated JSON each get an error for their id;
+    garbage and `[` × 3000 (no id) are logged; the session keeps answering afterwards."""
+    lines_in = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                               "clientInfo": {"name": "raw", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_document",'
+        '"arguments":{"path":"\\ud800.md"}}}',
+        "this is not json",
+        '[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":"b","method":"ping"}]',
+        "[" * 3000,
+        '{"jsonrpc":"2.0","id":4,"method":5}',
+        '{"jsonrpc":"2.0","id":5,"method":"ping"',
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ]
+    proc = subprocess.Popen(groove_cmd("serve", "--config", str(server_kb.config), "--no-watch"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()
+    err_lines: list[str] = []
+    threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True).start()
+    for line in lines_in:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+    wanted = {1, 2, 3, "b", 4, 5, 6}
+    by_id: dict[Any, dict] = {}
+    deadline = time.monotonic() + 60
+    try:
+        while set(by_id) < wanted and time.monotonic() < deadline:
+            try:
+                frame = json.loads(lines.get(timeout=0.5))
+            except queue.Empty:
+                continue
+            by_id[frame.get("id")] = frame
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    assert set(by_id) >= wanted, f"unanswered: {wanted - set(by_id)}"
+    assert by_id[2]["error"]["code"] == -32602 and "surrogate" in by_id[2]["error"]["message"]
+    assert by_id[3]["error"]["code"] == by_id["b"]["error"]["code"] == -32600
+    assert "batch" in by_id[3]["error"]["message"]
+    assert by_id[4]["error"]["code"] == -32600 and "method" in by_id[4]["error"]["message"]
+    assert by_id[5]["error"]["code"] == -32700
+    assert by_id[6]["result"] == {}
+    logged = "".join(err_lines)
+    assert "this is not json" in logged and "RecursionError" in logged

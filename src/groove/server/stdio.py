@@ -1,19 +1,48 @@
 """MCP over stdio: stdout carries MCP frames and nothing else.
 
-The SDK's ``stdio_server`` already points fd 1 at stderr while it serves (so
-stray prints from any library miss the wire); groove's logging goes to stderr
-as everywhere else.
+The SDK's ``stdio_server`` points fd 1 at stderr while it serves (so stray
+prints from any library miss the wire); groove's logging goes to stderr as
+everywhere else.
+
+What the SDK does with a line it cannot read is hand an exception to the
+session, which logs it and answers nothing, so the client waits forever.
+groove reads stdin itself and checks each line first (see docs/mcp.md):
+
+* a request that carries an ``id`` but cannot be accepted (a lone surrogate
+  in its text, an invalid shape, a batch, broken JSON whose ``id`` can still
+  be read) is answered with a JSON-RPC error for that ``id``;
+* a line with no ``id`` to answer (garbage, ``[`` × 3000) is logged and
+  dropped; the session goes on.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
 
 from groove._logging import configure_logging
 from groove.server.state import ServerState
 
 if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectSendStream
+
     from groove.kb import KnowledgeBase
+
+log = logging.getLogger("groove.server.stdio")
+
+#: Longest excerpt of a malformed line written to the log.
+LOG_EXCERPT = 120
+_ID_IN_BROKEN_JSON = re.compile(r'^\s*\{.*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 def serve_stdio(kb: KnowledgeBase, *, state: ServerState | None = None) -> None:
@@ -21,4 +50,119 @@ def serve_stdio(kb: KnowledgeBase, *, state: ServerState | None = None) -> None:
     from groove.server.mcp import build_mcp_server
 
     configure_logging()
-    build_mcp_server(kb, state or ServerState(kb)).run("stdio")
+    server = build_mcp_server(kb, state or ServerState(kb))
+    anyio.run(_serve, server)
+
+
+async def _serve(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run("stdio") runs, minus the SDK's reader
+    replies_in, replies_out = anyio.create_memory_object_stream[SessionMessage](16)
+    lines = cast("anyio.AsyncFile[str]", _wire_stdin_lines(replies_in))  # only iterated
+    async with stdio_server(stdin=lines) as (read_stream, write_stream), \
+            anyio.create_task_group() as tg:
+        tg.start_soon(_forward, replies_out, write_stream)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+async def _forward(replies: Any, write_stream: Any) -> None:
+    async with replies:
+        async for message in replies:
+            await write_stream.send(message)
+
+
+def _wire_stdin() -> TextIOWrapper:
+    """The client's stdin, privately; fd 0 then reads the null device (as the SDK does)."""
+    if sys.platform == "win32":  # pragma: no cover - no fd juggling there
+        return TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return TextIOWrapper(os.fdopen(wire, "rb"), encoding="utf-8", errors="replace")
+
+
+async def _wire_stdin_lines(replies: MemoryObjectSendStream[SessionMessage]) -> AsyncIterator[str]:
+    """The lines the SDK may read; the others are answered or logged here."""
+    async with replies:
+        async for line in anyio.wrap_file(_wire_stdin()):
+            replies_for_line = check_line(line)
+            if replies_for_line is None:
+                yield line
+            for reply in replies_for_line or ():
+                await replies.send(SessionMessage(reply))
+
+
+def check_line(line: str) -> list[types.JSONRPCError] | None:
+    """None if the SDK can take ``line``; else the error replies owed (none: only logged)."""
+    if not line.strip():
+        return []
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception as exc:  # the SDK would drop the line with this error
+        sdk_reason = _first_error(exc)
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        found = _ID_IN_BROKEN_JSON.match(line)
+        if found is None:
+            return _logged(line, f"not JSON ({type(exc).__name__})")
+        return _errors(line, [json.loads(found.group(1))], types.PARSE_ERROR,
+                       "Parse error: the request is not valid JSON")
+    if isinstance(message, list):
+        ids = [m["id"] for m in message if isinstance(m, dict) and "id" in m]
+        return _errors(line, ids, types.INVALID_REQUEST, "Invalid request: JSON-RPC batches "
+                       "are not supported by MCP; send one request per line")
+    if not isinstance(message, dict) or "id" not in message:
+        return _logged(line, f"not an acceptable JSON-RPC message ({sdk_reason})")
+    if _has_lone_surrogate(message):
+        return _errors(line, [message["id"]], types.INVALID_PARAMS,
+                       "Invalid params: the request holds a lone surrogate (U+D800..U+DFFF "
+                       "without its pair), which is not valid Unicode text; send valid text")
+    return _errors(line, [message["id"]], types.INVALID_REQUEST, f"Invalid request: {sdk_reason}")
+
+
+def _errors(line: str, ids: list[Any], code: int, message: str) -> list[types.JSONRPCError]:
+    """One error reply per usable id (an int, or a string that is valid text)."""
+    usable = [i for i in ids if (isinstance(i, int) and not isinstance(i, bool))
+              or (isinstance(i, str) and not _has_lone_surrogate(i))]
+    _logged(line, f"{message} (answered ids: {usable or 'none usable'})")
+    return [types.JSONRPCError(jsonrpc="2.0", id=i, error=types.ErrorData(code=code, message=message))
+            for i in usable]
+
+
+def _logged(line: str, reason: str) -> list[types.JSONRPCError]:
+    excerpt = line.strip()[:LOG_EXCERPT].encode("utf-8", "backslashreplace").decode("utf-8")
+    log.warning("malformed stdin line: %s: %s", reason, excerpt)
+    return []
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return f"{'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg')}"[:200]
+        except Exception:  # noqa: BLE001 - the type name is enough then
+            pass
+    return type(exc).__name__
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Iteratively: a hostile message may be deep."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack += list(item.keys()) + list(item.values())
+        elif isinstance(item, list):
+            stack += item
+    return False
