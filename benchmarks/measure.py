@@ -168,7 +168,7 @@ def _knn(kb: Any) -> dict[str, Any]:
     picks = rng.choice(len(vectors), size=min(50, len(vectors)), replace=False)
     times = []
     for row in picks:
-        query = np.array(vectors.matrix[row], dtype=np.float32)
+        query = vectors.matrix.vectors(np.array([row]))[0]
         t0 = time.perf_counter()
         vectors.top_n(query, 25, allowed)
         times.append(time.perf_counter() - t0)

@@ -183,7 +183,8 @@ class KnowledgeBase:
         with self.lock, self._reopen_if_damaged():
             store = self.store
             if self._vectors is None:
-                self._vectors = VectorIndex(store)
+                self._vectors = VectorIndex(store, self.config.search.vectors,
+                                            ann_path=self.db_path, model_id=store.meta().model_id)
             with store.read_snapshot():
                 return run_search(store=store, embedder=embedder, config=self.config,
                                   request=request, vectors=self._vectors, scorer=self._scorer)
@@ -257,10 +258,12 @@ class KnowledgeBase:
         }
 
     def close(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()  # stops a background graph build first
+        self._vectors = None
         if self._store is not None:
             self._store.close()
             self._store = None
-        self._vectors = None
 
 
 def _iso(ts: float | None) -> str | None:

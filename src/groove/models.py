@@ -122,6 +122,34 @@ class ChunkRow:
     binary_format: bool = False
 
 
+@dataclass(frozen=True)
+class DocumentMeta:
+    """The document fields search filters read, held once per document (not per chunk)."""
+
+    id: int
+    path: str
+    title: str
+    category: str | None
+    topic: str | None
+    date: str | None
+    tags: tuple[str, ...]
+    binary_format: bool = False
+
+
+@dataclass(frozen=True)
+class ChunkColumns:
+    """Every chunk as parallel numpy columns, ordered by chunk id (see docs/scaling.md).
+
+    A million chunks are three arrays, not a million objects; the document
+    fields live once per document in ``documents`` (``doc_slot`` indexes it).
+    """
+
+    ids: Any  # int64[n], ascending
+    doc_slot: Any  # int32[n], index into ``documents``
+    quality: Any  # float64[n]
+    documents: tuple[DocumentMeta, ...]
+
+
 @dataclass
 class Hit:
     """One search result as returned to callers (CLI JSON, MCP, UI).

@@ -225,12 +225,31 @@ class ParentRetrieverConfig(_Section):
     )
 
 
+class VectorsConfig(_Section):
+    """How the vector leg holds and searches embeddings (docs/scaling.md)."""
+
+    storage: Literal["float32", "float16", "int8"] = Field(
+        "float32", description='"float32", "float16" or "int8"')
+    ann: bool = Field(True, description="true or false")
+    ann_min_chunks: int = Field(
+        200_000, ge=1, le=1_000_000_000, description="an integer in 1..1000000000")
+    ann_exact_max_rows: int = Field(
+        50_000, ge=0, le=1_000_000_000, description="an integer in 0..1000000000")
+    ann_nprobe: int = Field(16, ge=1, le=4096, description="an integer in 1..4096")
+    ann_oversample: float = Field(4.0, ge=1.0, le=100.0, description="a number in [1, 100]")
+    ann_build_threads: int = Field(
+        0, ge=0, le=256, description="an integer in 0..256 (0: half the CPU cores)")
+
+
 class SearchConfig(_Section):
     min_confidence_ratio: float = Field(1.5, ge=0.0, description="a number >= 0 (0 disables)")
     fusion: FusionConfig = Field(default_factory=FusionConfig, description="a [search.fusion] table")
     mmr: MmrConfig = Field(default_factory=MmrConfig, description="a [search.mmr] table")
     parent_retriever: ParentRetrieverConfig = Field(
         default_factory=ParentRetrieverConfig, description="a [search.parent_retriever] table"
+    )
+    vectors: VectorsConfig = Field(
+        default_factory=VectorsConfig, description="a [search.vectors] table"
     )
 
 

@@ -115,14 +115,11 @@ def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQu
     # SQLite for N + (#disallowed) rows is exact and lets it stop early.
     disallowed = len(allowed) - int(allowed.sum())
     rows = store.fts_search(expression, weights, limit=n + disallowed)
-    out = []
-    for chunk_id, score in rows:
-        pos = vectors.position.get(chunk_id)
-        if pos is not None and allowed[pos]:
-            out.append((chunk_id, score))
-            if len(out) == n:
-                break
-    return out
+    if not rows or not len(allowed):
+        return []
+    pos = vectors.positions([chunk_id for chunk_id, _ in rows])
+    keep = (pos >= 0) & allowed[np.maximum(pos, 0)]
+    return [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok][:n]
 
 
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,

@@ -8,13 +8,28 @@ index generation), so a restrictive filter still yields up to ``limit`` hits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pathspec
 
 from groove.config import Config
 from groove.models import ChunkRow
 from groove.search.request import SearchRequest
+
+
+class DocumentFields(Protocol):
+    """What the document-level filters read (a ChunkRow or a DocumentMeta)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def category(self) -> str | None: ...
+    @property
+    def topic(self) -> str | None: ...
+    @property
+    def date(self) -> str | None: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +59,7 @@ class ChunkFilter:
         """The one chunk-level filter; binary-format chunks are exempt."""
         return row.binary_format or row.quality >= self.min_quality
 
-    def document_passes(self, row: ChunkRow) -> bool:
+    def document_passes(self, row: DocumentFields) -> bool:
         """Every filter on document fields, so it can be decided once per document."""
         if self.category is not None and row.category != self.category:
             return False

@@ -110,7 +110,7 @@ def _mmr_stage(ranked: Ranked, request: SearchRequest, stages: _Stages,
         return ranked[:request.limit]
     pool = ranked[:max(50, request.limit * 5)]
     ids = [c for c, _ in pool]
-    doc_ids = [vectors.rows[vectors.position[c]].doc_id for c in ids]
+    doc_ids = vectors.doc_ids_for(ids)
     return mmr_select(pool, vectors.vectors_for(ids), doc_ids, limit=request.limit,
                       lam=stages.mmr_lambda, same_doc_penalty=stages.mmr_penalty)
 

@@ -1,41 +1,87 @@
-"""The resident vector index: one contiguous float32 matrix plus chunk metadata.
+"""The resident vector index: embedding matrix, columnar chunk metadata, approximate index.
 
-Loaded from the store on first use and reloaded whenever the store's
-generation changes (a cheap check per query), so searches never touch SQLite
-for the vector leg or for filtering. Filter masks are cached per generation:
-the common case (quality filter only) costs nothing after the first query.
+See docs/scaling.md. The rules:
+
+* **Refresh by generation.** Loaded from the store on first use and reloaded when
+  the store's generation changes (a cheap check per query); searches never touch
+  SQLite for the vector leg or for filtering.
+* **Columnar.** Chunk metadata is three numpy columns (id, document slot,
+  quality) plus one :class:`~groove.models.DocumentMeta` per document: no
+  per-chunk Python objects. Filters are decided once per document and broadcast;
+  masks are cached per generation.
+* **Exact below a size, approximate above it.** Under
+  ``[search.vectors] ann_min_chunks`` the leg is an exact scan. Above it an
+  inverted-file index (:mod:`groove.search.ann`) proposes candidates and the resident vectors
+  re-score them, so scores are the same cosines the exact scan gives.
+* **Filters keep their exact meaning.** A filter that leaves at most
+  ``ann_exact_max_rows`` rows is answered by an exact scan over exactly those
+  rows. A broader one asks the approximate index for ``n × ann_oversample ÷ (allowed share)``
+  candidates and keeps the allowed ones; if that does not fill ``n`` the exact
+  scan answers instead. Either way only allowed rows come back.
+* **Never blocking.** The approximate index is loaded, brought up to date (removed keys
+  dropped, new keys added) and saved by a background thread, copy on write.
+  Meanwhile searches use the previous one plus an exact scan of the rows it
+  does not hold yet, or the exact scan alone when there is none yet.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import os
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from groove.models import ChunkRow
+from groove.config.model import VectorsConfig
+from groove.models import ChunkColumns, DocumentMeta
+from groove.search import ann
 from groove.search.filters import ChunkFilter
+from groove.search.resident import ResidentMatrix
 from groove.store.base import Store
 
+log = logging.getLogger("groove.search")
+
 _MASK_CACHE_SIZE = 32
+#: Above this many approximate candidates the exact scan over the allowed rows is cheaper.
+_MAX_CANDIDATES = 4096
+
+
+@dataclass(frozen=True)
+class _AnnView:
+    """An approximate index and the rows it does not hold yet, for one loaded generation."""
+
+    ann_index: ann.AnnIndex
+    generation: int | None
+    pending: np.ndarray  # row positions not in the index, ascending
 
 
 class VectorIndex:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, settings: VectorsConfig | None = None,
+                 ann_path: Path | None = None, model_id: str | None = None) -> None:
+        """``ann_path``: the database path the approximate index lives beside (None: not persisted)."""
         self._store = store
+        self.settings = settings or VectorsConfig.model_validate({})
+        self._ann_path = ann_path
+        self._model_id = model_id
         self._lock = threading.Lock()
         self._generation: int | None = None
         self.ids = np.zeros(0, dtype=np.int64)
-        self.matrix = np.zeros((0, 0), dtype=np.float32)
-        self.rows: list[ChunkRow] = []
-        self.position: dict[int, int] = {}
-        # Per-row columns for the mask: document slot, quality, binary flag.
-        self._doc_slot = np.zeros(0, dtype=np.int64)
-        self._doc_rows: list[ChunkRow] = []
+        self.matrix = ResidentMatrix(0, 0, self.settings.storage)
+        self._doc_slot = np.zeros(0, dtype=np.int32)
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
+        self.documents: tuple[DocumentMeta, ...] = ()
         self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._view: _AnnView | None = None
+        self._worker: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._warned_missing = False
 
+    # --- loading ------------------------------------------------------------------
     def refresh(self) -> None:
         """Reload when the index changed since the last load."""
         generation = self._store.generation()
@@ -44,33 +90,79 @@ class VectorIndex:
         with self._lock:
             if generation == self._generation:
                 return
-            ids, matrix = self._store.load_vectors()
-            meta = {row.id: row for row in self._store.all_chunks_meta()}
-            self.ids = ids
-            self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-            self.rows = [meta[int(i)] for i in ids]
-            self.position = {int(i): p for p, i in enumerate(ids)}
-            self._index_columns()
+            columns = self._store.chunk_columns()
+            ids, matrix = self._load_matrix(columns)
+            self._set_columns(columns, ids)
+            self.ids, self.matrix = ids, matrix
             self._masks.clear()
             self._generation = generation
+            self._view = self._rebase(self._view)
+        self._maintain_ann()
+
+    def _load_matrix(self, columns: ChunkColumns) -> tuple[np.ndarray, ResidentMatrix]:
+        """The vectors of the chunks in ``columns``, streamed into the chosen storage.
+
+        A vector without a chunk row (another process between the two reads) is skipped.
+        """
+        count = len(columns.ids)
+        matrix: ResidentMatrix | None = None
+        ids = np.empty(count, dtype=np.int64)
+        filled = 0
+        for block_ids, block in self._store.iter_vectors():
+            keep = np.isin(block_ids, columns.ids, assume_unique=True)
+            block_ids, block = block_ids[keep], block[keep]
+            if matrix is None:
+                matrix = ResidentMatrix(count, block.shape[1], self.settings.storage)
+            take = min(len(block_ids), count - filled)
+            ids[filled:filled + take] = block_ids[:take]
+            matrix.fill(filled, np.asarray(block[:take], dtype=np.float32))
+            filled += take
+        if matrix is None:
+            matrix = ResidentMatrix(0, 0, self.settings.storage)
+        if filled < count:  # chunks without vectors: keep the rows that have both
+            matrix.data, matrix.scale = matrix.data[:filled], matrix.scale[:filled]
+        return ids[:filled], matrix
+
+    def _set_columns(self, columns: ChunkColumns, ids: np.ndarray) -> None:
+        rows = np.searchsorted(columns.ids, ids)
+        self.documents = columns.documents
+        self._doc_slot = columns.doc_slot[rows]
+        self._quality = columns.quality[rows]
+        binary_doc = np.fromiter((d.binary_format for d in columns.documents), dtype=bool,
+                                 count=len(columns.documents))
+        self._binary = binary_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _index_columns(self) -> None:
-        slots: dict[int, int] = {}
-        self._doc_rows = []
-        for row in self.rows:
-            if row.doc_id not in slots:
-                slots[row.doc_id] = len(self._doc_rows)
-                self._doc_rows.append(row)
-        self._doc_slot = np.fromiter((slots[r.doc_id] for r in self.rows), dtype=np.int64,
-                                     count=len(self.rows))
-        self._quality = np.fromiter((r.quality for r in self.rows), dtype=np.float64,
-                                    count=len(self.rows))
-        self._binary = np.fromiter((r.binary_format for r in self.rows), dtype=bool,
-                                   count=len(self.rows))
+    # --- lookups --------------------------------------------------------------------
+    def positions(self, chunk_ids: np.ndarray | list[int]) -> np.ndarray:
+        """Row of each chunk id, -1 for ids not resident."""
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        if not len(self.ids):
+            return np.full(len(wanted), -1, dtype=np.int64)
+        pos = np.searchsorted(self.ids, wanted)
+        pos = np.minimum(pos, len(self.ids) - 1)
+        return np.where(self.ids[pos] == wanted, pos, -1)
 
+    def doc_ids_for(self, chunk_ids: list[int]) -> list[int]:
+        """The document id of each (resident) chunk id."""
+        slots = self._doc_slot[self.positions(chunk_ids)]
+        return [self.documents[s].id for s in slots.tolist()]
+
+    def document_of(self, chunk_id: int) -> DocumentMeta | None:
+        pos = int(self.positions([chunk_id])[0])
+        return None if pos < 0 else self.documents[int(self._doc_slot[pos])]
+
+    def vectors_for(self, chunk_ids: list[int]) -> np.ndarray:
+        """float32 vectors of resident chunk ids, in the given order."""
+        pos = self.positions(chunk_ids)
+        if np.any(pos < 0):
+            missing = [c for c, p in zip(chunk_ids, pos.tolist(), strict=True) if p < 0]
+            raise KeyError(f"chunk ids not in the resident index: {missing[:5]}")
+        return self.matrix.vectors(pos)
+
+    # --- filtering ----------------------------------------------------------------
     def mask(self, chunk_filter: ChunkFilter) -> np.ndarray:
         """Boolean array: which rows pass the filter (cached per generation).
 
@@ -83,34 +175,191 @@ class VectorIndex:
         if cached is not None:
             self._masks.move_to_end(key)
             return cached
-        doc_ok = np.fromiter((chunk_filter.document_passes(r) for r in self._doc_rows),
-                             dtype=bool, count=len(self._doc_rows))
-        mask = doc_ok[self._doc_slot] & (self._binary | (self._quality >= chunk_filter.min_quality))
+        doc_ok = np.fromiter((chunk_filter.document_passes(d) for d in self.documents),
+                             dtype=bool, count=len(self.documents))
+        mask = (doc_ok[self._doc_slot] if len(self.ids) else np.zeros(0, dtype=bool)) & (
+            self._binary | (self._quality >= chunk_filter.min_quality))
         self._masks[key] = mask
         if len(self._masks) > _MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
         return mask
 
+    # --- the vector leg -------------------------------------------------------------
     def top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
-        """Best ``n`` allowed chunks by cosine, as ``(chunk_id, similarity)`` best first."""
+        """Best ``n`` allowed chunks by cosine, as ``(chunk_id, similarity)`` best first.
+
+        Ties are broken by chunk id, so the answer is deterministic.
+        """
         if not len(self.ids) or n <= 0:
             return []
-        scores = self.matrix @ query.astype(np.float32, copy=False)
-        scores = np.where(allowed, scores, -np.inf)
-        count = min(n, int(allowed.sum()))
+        count = int(allowed.sum())
         if count <= 0:
             return []
-        if count < len(scores):
+        view = self._view
+        if view is not None and view.generation == self._generation \
+                and count > self.settings.ann_exact_max_rows:
+            found = self._approximate(view, query, n, allowed, count)
+            if found is not None:
+                return found
+        return self.exact_top_n(query, n, allowed)
+
+    def exact_top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
+        """The exact answer: every allowed row scored."""
+        if allowed.all():
+            return self._best(np.arange(len(self.ids)), self.matrix.scores(query), n)
+        rows = np.flatnonzero(allowed)
+        return self._best(rows, self.matrix.scores(query, rows), n)
+
+    def _approximate(self, view: _AnnView, query: np.ndarray, n: int, allowed: np.ndarray,
+                     count: int) -> list[tuple[int, float]] | None:
+        share = count / len(self.ids)
+        k = math.ceil(n * self.settings.ann_oversample / share)
+        if k > _MAX_CANDIDATES:
+            return None
+        keys = view.ann_index.search(query, k, self.settings.ann_nprobe)
+        rows = self.positions(keys)
+        rows = rows[rows >= 0]
+        rows = rows[allowed[rows]]
+        if len(view.pending):
+            rows = np.union1d(rows, view.pending[allowed[view.pending]])
+        if len(rows) < min(n, count):
+            return None
+        return self._best(rows, self.matrix.scores(query, rows), n)
+
+    def _best(self, rows: np.ndarray, scores: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """Top ``n`` of ``rows`` by ``scores`` desc, then chunk id asc."""
+        count = min(n, len(rows))
+        if count < len(rows):
             part = np.argpartition(-scores, count - 1)[:count]
             # argpartition keeps an arbitrary subset of the rows tied with the
             # boundary score; take all of them so chunk id decides who survives.
             part = np.flatnonzero(scores >= scores[part].min())
         else:
-            part = np.arange(len(scores))
-        # Sort by score desc, then chunk id asc, for deterministic ties.
-        order = np.lexsort((self.ids[part], -scores[part]))
+            part = np.arange(len(rows))
+        order = np.lexsort((self.ids[rows[part]], -scores[part]))
         picked = part[order][:count]
-        return [(int(self.ids[p]), float(scores[p])) for p in picked]
+        return [(int(self.ids[rows[p]]), float(scores[p])) for p in picked]
 
-    def vectors_for(self, chunk_ids: list[int]) -> np.ndarray:
-        return self.matrix[[self.position[c] for c in chunk_ids]]
+    # --- the approximate index --------------------------------------------------------
+    @property
+    def uses_ann(self) -> bool:
+        """True when the size and settings call for the approximate index."""
+        return self.settings.ann and len(self.ids) >= self.settings.ann_min_chunks
+
+    @property
+    def ann_size(self) -> int:
+        view = self._view
+        return 0 if view is None else len(view.ann_index)
+
+    @property
+    def pending_rows(self) -> int:
+        """Rows the current approximate index does not hold yet (answered by the exact scan)."""
+        view = self._view
+        return len(self.ids) if view is None else len(view.pending)
+
+    def _rebase(self, view: _AnnView | None) -> _AnnView | None:
+        """``view``'s approximate index against the rows loaded now."""
+        if view is None:
+            return None
+        pending = np.flatnonzero(~np.isin(self.ids, view.ann_index.keys, assume_unique=True))
+        return _AnnView(view.ann_index, self._generation, pending)
+
+    def _maintain_ann(self) -> None:
+        """Start the background worker when the approximate index is missing or behind."""
+        if not self.uses_ann:
+            return
+        if not ann.available():
+            if not self._warned_missing:
+                log.warning("%d chunks: the approximate index needs the optional faiss-cpu package "
+                            "(pip install 'groove[ann]'); using the exact scan", len(self.ids))
+                self._warned_missing = True
+            return
+        view = self._view
+        stale = view is None or len(view.pending) or len(view.ann_index) != len(self.ids)
+        worker = self._worker
+        if stale and (worker is None or not worker.is_alive()):
+            self._worker = threading.Thread(target=self._update_ann, name="groove-ann",
+                                            daemon=True)
+            self._worker.start()
+
+    def wait_for_ann(self, timeout: float) -> bool:
+        """Block until the background worker is idle; True when the approximate index is up to date."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+        view = self._view
+        return view is not None and not len(view.pending) and len(view.ann_index) == len(self.ids)
+
+    def close(self) -> None:
+        """Stop a running background build (the last saved index stays on disk)."""
+        self._stop.set()
+        worker = self._worker
+        if worker is not None:
+            worker.join()
+
+    def _update_ann(self) -> None:
+        try:
+            self._update_ann_until_current()
+        except Exception:  # searches go on with the exact scan; the next refresh retries
+            log.exception("building the approximate index failed; searching exactly meanwhile")
+
+    def _update_ann_until_current(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:  # one consistent snapshot of the loaded rows
+                ids, matrix, generation, view = self.ids, self.matrix, self._generation, self._view
+            ann_index = view.ann_index if view is not None else self._load_ann(ids, matrix)
+            new = self._ann_for(ann_index, ids, matrix)
+            if new is None:
+                return
+            if new is not ann_index and self._ann_path is not None:
+                try:
+                    new.save(self._ann_path)
+                except OSError as exc:
+                    log.warning("could not save the approximate index beside %s: %s",
+                                self._ann_path, exc)
+            with self._lock:
+                self._view = self._rebase(_AnnView(new, generation, np.zeros(0, np.int64)))
+                done = self._generation == generation
+            if done:
+                return
+
+    def _load_ann(self, ids: np.ndarray, matrix: ResidentMatrix) -> ann.AnnIndex | None:
+        if self._ann_path is None or not len(ids):
+            return None
+        ann_index = ann.AnnIndex.load(self._ann_path, self._model_id, matrix.dim)
+        if ann_index is None:
+            return None
+        common = np.intersect1d(ann_index.keys, ids, assume_unique=True)
+        sample = common[np.linspace(0, len(common) - 1, min(ann.SAMPLE_SIZE, len(common)),
+                                    dtype=np.int64)] if len(common) else common
+        if not ann_index.matches(sample, matrix.vectors(np.searchsorted(ids, sample))):
+            log.info("approximate index beside %s belongs to another index: rebuilding",
+                     self._ann_path)
+            return None
+        return ann_index
+
+    def _ann_for(self, ann_index: ann.AnnIndex | None, ids: np.ndarray,
+                   matrix: ResidentMatrix) -> ann.AnnIndex | None:
+        """``ann_index`` brought up to ``ids`` (itself when nothing changed)."""
+        threads = self.settings.ann_build_threads or max(1, (os.cpu_count() or 2) // 2)
+        if ann_index is not None and len(ids) > ann.RETRAIN_GROWTH * ann_index.trained_for:
+            log.info("approximate index: %d chunks, trained for %d: re-training",
+                     len(ids), ann_index.trained_for)
+            ann_index = None
+        if ann_index is None:
+            rng = np.random.default_rng(len(ids))
+            rows = np.sort(rng.choice(len(ids), ann.AnnIndex.training_rows(len(ids)),
+                                      replace=False))
+            log.info("approximate index: training %s centroids on %d of %d chunks",
+                     ann.inverted_lists(len(ids)), len(rows), len(ids))
+            ann_index = ann.AnnIndex.trained(matrix.vectors(rows), len(ids), self._model_id,
+                                         threads=threads)
+        removed = np.setdiff1d(ann_index.keys, ids, assume_unique=True)
+        added = np.setdiff1d(ids, ann_index.keys, assume_unique=True)
+        if not len(added) and not len(removed):
+            return ann_index
+        rows = np.searchsorted(ids, added)
+        log.info("approximate index: adding %d, removing %d chunks in the background",
+                 len(added), len(removed))
+        return ann_index.updated(added, lambda a, b: matrix.vectors(rows[a:b]), removed,
+                             threads=threads, keep_going=lambda: not self._stop.is_set())

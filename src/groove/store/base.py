@@ -9,13 +9,13 @@ moment leaves either the old or the new version of that document.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 
-from groove.models import Chunk, ChunkRow, DocumentRecord, DocumentRow
+from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
 SCHEMA_VERSION = 1
 
@@ -116,9 +116,32 @@ class Store(ABC):
         the candidate cut without touching SQLite on every query.
         """
 
+    def chunk_columns(self) -> ChunkColumns:
+        """Every chunk's id, document and quality as numpy columns, ordered by chunk id.
+
+        What the resident vector index keeps (docs/scaling.md); backends should
+        override this with a streaming read, the default goes through
+        :meth:`all_chunks_meta`.
+        """
+        return columns_from_rows(self.all_chunks_meta())
+
     @abstractmethod
     def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """``(chunk_ids int64[n], matrix float32[n, dim])``, one contiguous matrix."""
+
+    def iter_vectors(self, block_rows: int = 65536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(chunk_ids, float32 block)`` in chunk-id order, at most ``block_rows`` at a time.
+
+        Lets a caller keep the vectors in another form (float16, int8) without
+        ever holding all of them as float32.
+        """
+        ids, matrix = self.load_vectors()
+        for start in range(0, len(ids), block_rows):
+            yield ids[start:start + block_rows], matrix[start:start + block_rows]
+
+    def vector_count(self) -> int:
+        """How many embeddings are stored."""
+        return len(self.load_vectors()[0])
 
     @abstractmethod
     def fts_search(
@@ -148,3 +171,22 @@ class Store(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+
+def columns_from_rows(rows: Sequence[ChunkRow]) -> ChunkColumns:
+    """:class:`ChunkColumns` from chunk rows (any order)."""
+    ordered = sorted(rows, key=lambda r: r.id)
+    slots: dict[int, int] = {}
+    documents: list[DocumentMeta] = []
+    for r in ordered:
+        if r.doc_id not in slots:
+            slots[r.doc_id] = len(documents)
+            documents.append(DocumentMeta(r.doc_id, r.path, r.title, r.category, r.topic,
+                                          r.date, r.tags, r.binary_format))
+    n = len(ordered)
+    return ChunkColumns(
+        ids=np.fromiter((r.id for r in ordered), dtype=np.int64, count=n),
+        doc_slot=np.fromiter((slots[r.doc_id] for r in ordered), dtype=np.int32, count=n),
+        quality=np.fromiter((r.quality for r in ordered), dtype=np.float64, count=n),
+        documents=tuple(documents),
+    )

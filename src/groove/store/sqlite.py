@@ -44,7 +44,7 @@ from groove.errors import (
     NoIndexError,
     NotFound,
 )
-from groove.models import Chunk, ChunkRow, DocumentRecord, DocumentRow
+from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 from groove.store.base import SCHEMA_VERSION, IndexMeta, Store, StoreStats
 
 log = logging.getLogger("groove.store")
@@ -536,6 +536,63 @@ class SQLiteStore(Store):
                 )
             )
         return out
+
+    def chunk_columns(self) -> ChunkColumns:
+        """Chunk ids, document slots and qualities streamed into numpy arrays (no row objects)."""
+        with self._errors("reading chunk metadata"):
+            documents: list[DocumentMeta] = []
+            slot_of: dict[int, int] = {}
+            for r in self._conn.execute(
+                "SELECT id, path, title, category, topic, date, tags, binary_format"
+                " FROM documents ORDER BY id"
+            ):
+                slot_of[r[0]] = len(documents)
+                documents.append(DocumentMeta(r[0], r[1], r[2], r[3], r[4], r[5], _tags(r[6]),
+                                              bool(r[7])))
+            count = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            ids = np.empty(count, dtype=np.int64)
+            doc_ids = np.empty(count, dtype=np.int64)
+            quality = np.empty(count, dtype=np.float64)
+            cursor = self._conn.execute("SELECT id, doc_id, quality FROM chunks ORDER BY id")
+            filled = 0
+            while filled < count:
+                block = cursor.fetchmany(65536)
+                if not block:
+                    break
+                arr = np.array(block, dtype=np.float64)
+                end = filled + len(block)
+                ids[filled:end] = arr[:, 0]
+                doc_ids[filled:end] = arr[:, 1]
+                quality[filled:end] = arr[:, 2]
+                filled = end
+        ids, doc_ids, quality = ids[:filled], doc_ids[:filled], quality[:filled]
+        known = np.array(sorted(slot_of), dtype=np.int64)
+        slots = np.array([slot_of[int(d)] for d in known], dtype=np.int32)
+        doc_slot = slots[np.searchsorted(known, doc_ids)] if len(known) else np.zeros(0, np.int32)
+        return ChunkColumns(ids=ids, doc_slot=doc_slot, quality=quality, documents=tuple(documents))
+
+    def vector_count(self) -> int:
+        with self._errors("reading embeddings"):
+            return int(self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+    def iter_vectors(self, block_rows: int = 65536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Blocks of ``(ids, float32 vectors)`` by chunk id, read with one cursor."""
+        with self._errors("reading embeddings"):
+            dim = self.meta().dim
+            cursor = self._conn.execute("SELECT chunk_id, vector FROM embeddings ORDER BY chunk_id")
+            while True:
+                block = cursor.fetchmany(block_rows)
+                if not block:
+                    return
+                width = dim or len(block[0][1]) // 4
+                if any(len(blob) != width * 4 for _, blob in block):
+                    raise IndexMismatchError(
+                        f"index {self._path}: embeddings do not all have the recorded dimension "
+                        f"{dim}: {_FIX_FORCE}"
+                    )
+                ids = np.fromiter((cid for cid, _ in block), dtype=np.int64, count=len(block))
+                matrix = np.frombuffer(b"".join(blob for _, blob in block), dtype=np.float32)
+                yield ids, matrix.reshape(len(block), width)
 
     def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, matrix)`` ordered by chunk id, filled row by row into one array.
