@@ -253,3 +253,12 @@ def test_readme_layout_table_matches_the_package_tree():
     assert not stale, f"README layout table lists paths that do not exist: {stale}"
     for row in re.findall(r"^\| `([^`]+)` \|", layout, re.MULTILINE):
         assert (ROOT / row).exists(), f"README layout table lists {row}, which does not exist"
+
+
+def test_every_page_is_on_the_manuals_map_and_in_the_readme():
+    pages = {p.name for p in DOCS.glob("*.md")} - {"index.md"}
+    index_links = {t.partition("#")[0] for t in _LINK.findall(_prose(_read(DOCS / "index.md")))}
+    readme_links = {t.partition("#")[0] for t in _LINK.findall(_prose(_read(ROOT / "README.md")))}
+    assert not pages - index_links, f"docs/index.md does not link {sorted(pages - index_links)}"
+    missing = {p for p in pages if f"docs/{p}" not in readme_links}
+    assert not missing, f"the README's Documentation section does not link {sorted(missing)}"
