@@ -279,6 +279,7 @@ def test_untrusted_loopback_bind_is_kept(work: Path, bind: str, logs) -> None:
 HTTP_WIDE = """
     kb_path = "notes"
     model_cache_dir = "cache"
+    db_path = "elsewhere.sqlite"
     [transport.http]
     bind = "10.0.0.5:9000"
     allowed_hosts = ["evil.example:9000"]
@@ -296,8 +297,10 @@ def test_untrusted_file_loses_allow_lists_sessions_and_cache_dir(work: Path, log
         "127.0.0.1:9000", None, None, 256)
     assert http.healthz_public is False  # not a widening: still honoured
     assert cfg.model_cache_dir is None
+    assert cfg.db_path == cfg.kb_path / ".groove.db"  # an untrusted file cannot aim the writes
     text = warnings_text(logs)
-    for key in ("allowed_hosts", "allowed_origins", "max_sessions", "model_cache_dir", "bind"):
+    for key in ("allowed_hosts", "allowed_origins", "max_sessions", "model_cache_dir", "bind",
+                "db_path"):
         assert key in text
 
 

@@ -1,7 +1,7 @@
 """Trust rules for discovered config files.
 
 A file found by discovery is *untrusted*: it may shape search and indexing but
-cannot widen the HTTP exposure, pick the model cache or point ``kb_path`` at the
+cannot widen the HTTP exposure, pick the model cache or the index file, or point ``kb_path`` at the
 home directory (docs/configuration.md, "Trust"). ``--config PATH`` makes a file
 trusted.
 """
@@ -17,6 +17,10 @@ from groove.config.model import _HTTP_TRUSTED_ONLY, _Settings, is_loopback_host
 from groove.errors import ConfigError
 
 log = logging.getLogger("groove.config")
+
+#: Top-level paths only a trusted file may set: where models are loaded from, and
+#: the SQLite file groove writes into (any file the user can write, otherwise).
+_TRUSTED_ONLY_PATHS = ("model_cache_dir", "db_path")
 
 def _unsafe_kb_reason(kb: Path, config_dir: Path) -> str | None:
     """Why an untrusted file may not choose ``kb`` (docs/configuration.md), or None."""
@@ -49,10 +53,11 @@ def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str
                 del http[key]
                 log.warning("%s is untrusted (found by discovery): transport.http.%s ignored; "
                             "pass --config to trust it", source, key)
-    if "model_cache_dir" in raw:
-        del raw["model_cache_dir"]
-        log.warning("%s is untrusted (found by discovery): model_cache_dir ignored; "
-                    "pass --config to trust it", source)
+    for key in _TRUSTED_ONLY_PATHS:
+        if key in raw:
+            del raw[key]
+            log.warning("%s is untrusted (found by discovery): %s ignored; "
+                        "pass --config to trust it", source, key)
     reason = None
     if raw.get("kb_path") is not None:
         reason = _unsafe_kb_reason(raw["kb_path"], source.parent)
