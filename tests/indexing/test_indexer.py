@@ -142,3 +142,25 @@ def test_other_model_is_refused_with_the_fixing_command(kb):
     with pytest.raises(IndexMismatchError, match=r"groove index --force --model bge-m3"):
         kb2.index()
     kb2.close()
+
+
+def test_a_rename_whose_source_another_writer_removed_indexes_the_target(kb):
+    """`groove index` beside `serve`: the other run already dropped the old path.
+
+    The hook runs after this run has read what the index holds, exactly where
+    a second indexer's commit would land.
+    """
+    from groove.indexing.indexer import Reporter
+
+    kb.index()
+    root = kb.kb_path
+    (root / "cooking" / "bread.md").rename(root / "cooking" / "loaf.md")
+
+    class OtherWriter(Reporter):
+        def start(self, total: int) -> None:
+            kb.store.delete_document("cooking/bread.md")
+
+    summary = kb.index(reporter=OtherWriter())
+    assert (summary.renamed, summary.indexed, summary.skipped) == (0, 1, 0)
+    paths = {d.path for d in kb.store.list_documents()}
+    assert "cooking/loaf.md" in paths and "cooking/bread.md" not in paths

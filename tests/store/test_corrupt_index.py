@@ -1,4 +1,4 @@
-"""A damaged index: every command says so in one line and names the way out, which works.
+"""A damaged or unwritable index: every command says so in one line and names the way out.
 
 The damage is the red-team's: seeded random bytes over the middle half of the
 file (page 1 intact), or a destroyed header. ``groove index --force`` must
@@ -8,6 +8,7 @@ rebuild into a fresh file, swap it in, and keep the damaged one aside.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import shutil
 import sqlite3
@@ -141,3 +142,41 @@ def test_quick_check_failure_is_a_corrupt_index_error(kb_dir):
             store.check_health()
         finally:
             store.close()
+
+
+def _sqlite_failure(code: int, text: str) -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError(text)
+    exc.sqlite_errorcode = code  # what SQLite sets for a real failure
+    return exc
+
+
+def test_cannot_open_is_worded_as_a_permissions_problem_naming_the_paths(tmp_path, monkeypatch):
+    """Read-only folder and file: 'unable to open database file' says what to fix.
+
+    (Real permissions cannot be taken away from root, which CI runs as; the
+    SQLite failure is therefore raised by a stand-in for ``sqlite3.connect``.)
+    """
+    db = tmp_path / "ro" / ".groove.db"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: (_ for _ in ()).throw(
+        _sqlite_failure(14, "unable to open database file")))
+    monkeypatch.setattr("os.access", lambda path, mode: False)
+    with pytest.raises(Exception) as info:
+        open_store(db, create=True)
+    message = str(info.value)
+    assert "permissions problem" in message
+    assert f"the index file {db}" in message and f"its folder {db.parent}" in message
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_read_only_folder_and_index_for_real(kb_dir):
+    db = kb_dir / ".groove.db"
+    db.chmod(0o444)
+    kb_dir.chmod(0o555)
+    try:
+        result = run("index", "--kb-path", str(kb_dir))
+    finally:
+        kb_dir.chmod(0o755)
+        db.chmod(0o644)
+    assert result.exit_code == 2 and "permissions problem" in result.stderr

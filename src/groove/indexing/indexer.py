@@ -29,7 +29,7 @@ import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
-from groove.errors import GrooveError, IndexMismatchError
+from groove.errors import GrooveError, IndexMismatchError, NotFound
 from groove.indexing.chunking import chunk_document
 from groove.indexing.fileset import FileSet
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
@@ -215,19 +215,15 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
         run.summary.unchanged += 1
         run.reporter.file_done(rel_path, "unchanged")
         return
-    if rel_path not in known:
-        old_path = _rename_source(digest, vanished)
-        if old_path is not None:
-            parsed = _parse(run, rel_path, data)
-            if parsed is None:
-                return
-            del vanished[old_path]
-            with run.write_lock:
-                run.store.rename_document(old_path, _record(run, rel_path, data, digest, parsed))
-            run.summary.renamed += 1
-            run.reporter.file_done(rel_path, "renamed", f"from {old_path}")
+    parsed: ParsedDocument | None = None
+    if rel_path not in known and (old_path := _rename_source(digest, vanished)) is not None:
+        parsed = _parse(run, rel_path, data)
+        if parsed is None:
             return
-    parsed = _parse(run, rel_path, data)
+        del vanished[old_path]
+        if _renamed(run, old_path, _record(run, rel_path, data, digest, parsed)):
+            return
+    parsed = parsed or _parse(run, rel_path, data)
     if parsed is None:
         return
     chunks = chunk_document(
@@ -242,6 +238,24 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     run.pending.append(_Pending(_record(run, rel_path, data, digest, parsed), chunks, action))
     if sum(len(p.chunks) for p in run.pending) >= EMBED_BATCH_CHUNKS:
         _flush(run)
+
+
+def _renamed(run: _Run, old_path: str, record: DocumentRecord) -> bool:
+    """Move ``old_path``'s row to ``record.path``; False if another writer removed it first.
+
+    Two indexers (``groove index`` beside ``serve``) can both see the same
+    rename; the second finds the source gone and indexes the target instead.
+    """
+    try:
+        with run.write_lock:
+            run.store.rename_document(old_path, record)
+    except NotFound:
+        log.info("%s: rename source %s is no longer in the index; indexing it afresh",
+                 record.path, old_path)
+        return False
+    run.summary.renamed += 1
+    run.reporter.file_done(record.path, "renamed", f"from {old_path}")
+    return True
 
 
 def _rename_source(digest: str, vanished: dict[str, str]) -> str | None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -75,10 +76,33 @@ def corrupt_index_error(db_path: Path, detail: str) -> CorruptIndexError:
         f"{db_path.name}.corrupt-<time>)")
 
 
+_SQLITE_READONLY = 8
+_SQLITE_CANTOPEN = 14
+
+
 def _sqlite_error(db_path: Path, what: str, exc: sqlite3.Error) -> GrooveError:
     if is_corruption(exc):
         return corrupt_index_error(db_path, str(exc))
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
+        return GrooveError(f"index {db_path}: {what} failed ({exc}): {permission_hint(db_path)}")
     return GrooveError(f"index {db_path}: {what} failed: {exc}")
+
+
+def permission_hint(db_path: Path) -> str:
+    """Which of the index file and its folder groove cannot write, in words."""
+    folder = db_path.parent
+    blocked = []
+    if db_path.exists() and not os.access(db_path, os.W_OK):
+        blocked.append(f"the index file {db_path}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        blocked.append(f"its folder {folder}")
+    if not blocked:
+        return (f"this is usually a permissions problem: groove needs to write {db_path} and, "
+                f"for its -wal and -shm files, the folder {folder}")
+    return (f"a permissions problem: groove cannot write {' nor '.join(blocked)} (it needs both, "
+            "the folder for the -wal and -shm files); fix the permissions or set db_path to a "
+            "writable place")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS index_meta (
@@ -176,7 +200,7 @@ class SQLiteStore(Store):
                 str(db_path), isolation_level=None, check_same_thread=False, timeout=30.0
             )
         except sqlite3.Error as exc:
-            raise GrooveError(f"cannot open index {db_path}: {exc}") from exc
+            raise _sqlite_error(db_path, "opening", exc) from exc
         store = cls(conn, db_path)
         try:
             store._prepare(create)
