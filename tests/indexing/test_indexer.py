@@ -164,3 +164,18 @@ def test_a_rename_whose_source_another_writer_removed_indexes_the_target(kb):
     assert (summary.renamed, summary.indexed, summary.skipped) == (0, 1, 0)
     paths = {d.path for d in kb.store.list_documents()}
     assert "cooking/loaf.md" in paths and "cooking/bread.md" not in paths
+
+
+def test_one_pathological_file_is_bounded_to_max_chunks_per_file(tmp_path, make_kb, caplog):
+    """A long single-line file: only the first chunks are embedded, with a warning naming it."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "huge.md").write_text("word " * 20_000)  # one line, far over one chunk
+    (root / "small.md").write_text("# Small\n\nA short note.\n")
+    kb = make_kb(root, max_chunks_per_file=3)
+    summary = kb.index()
+    assert summary.indexed == 2 and summary.chunks_embedded == 3 + 1
+    huge = kb.store.get_document("huge.md")
+    assert huge is not None and huge.chunk_count == 3
+    warnings = [r.getMessage() for r in caplog.records if "huge.md" in r.getMessage()]
+    assert len(warnings) == 1 and "max_chunks_per_file" in warnings[0]

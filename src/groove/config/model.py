@@ -317,6 +317,8 @@ class _Settings(_Section):
         default_factory=lambda: list(DEFAULT_EXCLUDE_DIRS),
         description="a list of directory base names (no '/'); replaces the default list",
     )
+    max_chunks_per_file: int = Field(
+        256, ge=1, le=1_000_000, description="an integer in 1..1000000")
     quality_filter: QualityFilterConfig = Field(
         default_factory=QualityFilterConfig, description="a [quality_filter] table"
     )

@@ -25,12 +25,18 @@ TokenCounter = Callable[[str], int]
 
 
 def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
-                   count_tokens: TokenCounter) -> list[Chunk]:
-    """The chunks of one document, ``chunk_index`` numbered 0.. in document order."""
+                   count_tokens: TokenCounter, max_chunks: int | None = None) -> list[Chunk]:
+    """The chunks of one document, ``chunk_index`` numbered 0.. in document order.
+
+    With ``max_chunks``, at most that many (the first ones); later sections are
+    not even split.
+    """
     excluded = [e.casefold() for e in exclude_headings if e]
     limit = max(1, max_tokens)
     chunks: list[Chunk] = []
     for section in doc.sections:
+        if max_chunks is not None and len(chunks) >= max_chunks:
+            break
         if _is_excluded(section, excluded):
             continue
         content = section_content(section.body)
@@ -48,7 +54,7 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
                 quality=quality_score(piece, binary_format=doc.binary_format),
                 ancestry=section.ancestry,
             ))
-    return chunks
+    return chunks if max_chunks is None else chunks[:max_chunks]
 
 
 def _is_excluded(section: Section, excluded: list[str]) -> bool:

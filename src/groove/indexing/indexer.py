@@ -226,12 +226,18 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     parsed = parsed or _parse(run, rel_path, data)
     if parsed is None:
         return
+    cap = run.config.max_chunks_per_file
     chunks = chunk_document(
         parsed,
         exclude_headings=list(run.config.exclude_headings),
         max_tokens=max(16, run.embedder.max_input_tokens - 16),
         count_tokens=run.embedder.token_count,
+        max_chunks=cap + 1,  # one more than allowed tells "over the cap" from "exactly at it"
     )
+    if len(chunks) > cap:
+        chunks = chunks[:cap]
+        log.warning("%s: more than %d chunks; only the first %d are indexed (raise "
+                    "max_chunks_per_file in groove.toml to index more of it)", rel_path, cap, cap)
     if not run.contextual:
         chunks = [_without_context(c) for c in chunks]
     action = "updated" if rel_path in known else "indexed"
