@@ -2,25 +2,34 @@
 
 :class:`KnowledgeBase` ties a :class:`~groove.config.Config` to its store, its
 embedder (loaded lazily, so ``status`` never loads a model) and the search
-pipeline. The CLI, the MCP server, the watcher and ``eval`` all go through it,
-which is what makes "index writes and tool calls are serialised" one lock
-(:attr:`KnowledgeBase.lock`) rather than a rule each caller re-implements.
+pipeline. It is the only holder of the knowledge base's lock: every read and
+each single-document write take it here, so "index writes and tool calls are
+serialised" is one rule in one class, not something each caller re-implements
+(docs/architecture.md).
 
-INTERFACE CONTRACT (implemented by the integrator; other modules rely on it):
+What it offers (the primitives every surface needs):
 
     kb = KnowledgeBase(config)                 # nothing heavy happens yet
     kb.kb_path -> Path; kb.db_path -> Path; kb.config -> Config
-    kb.has_index() -> bool                     # db file exists with a schema
+    kb.has_index() -> bool                     # db file exists
     kb.store -> Store                          # opened on first use
     kb.embedder -> Embedder                    # loaded on first use
-    kb.lock -> threading.RLock                 # hold it for any write
     kb.index(force=False, reporter=None) -> IndexSummary   # full incremental run
     kb.ensure_index() -> None                  # build if missing (search/serve)
     kb.sync_paths(rel_paths) -> IndexSummary   # watcher: re-index/delete these
+    kb.indexing -> bool                        # an indexing run is in progress
     kb.search(request: SearchRequest) -> SearchResponse
     kb.read_document(rel_path) -> DocumentText # safe read of an indexed doc
+    kb.list_documents() / kb.document_hashes() / kb.document_headings(rel_path)
+    with kb.reading() as store: ...            # several reads that must agree
     kb.status() -> dict                        # the `groove status` fields
     kb.close()
+
+The verbs built on these primitives live in their own packages as functions
+whose first argument is the knowledge base: ``graph.connection_graph(kb, ...)``,
+``evaluation.run_eval(kb, ...)``, ``evaluation.tune.run_tune(kb, ...)``,
+``checks.doctor.run_doctor(kb)``, ``server.watcher.Watcher(kb)``. The facade
+does not grow one method per verb, and no verb reaches past it for the lock.
 """
 
 from __future__ import annotations
@@ -65,10 +74,10 @@ class KnowledgeBase:
 
     def __init__(self, config: Config, *, embedder: Embedder | None = None) -> None:
         self.config = config
-        #: Held by every search and around each single-document write.
-        self.lock = threading.RLock()
+        #: Held by every read and around each single-document write; only this class takes it.
+        self._lock = threading.RLock()
         #: Serialises whole indexing runs (CLI, watcher, rebuild_index).
-        self.index_lock = threading.Lock()
+        self._index_lock = threading.Lock()
         self._store: Store | None = None
         self._embedder = embedder
         self._vectors: Any = None
@@ -114,7 +123,7 @@ class KnowledgeBase:
         recovering command, and with ``force`` rebuilt into a fresh file that
         replaces it (docs/troubleshooting.md).
         """
-        with self.index_lock:
+        with self._index_lock:
             try:
                 store = self._writable_store()
                 store.check_health()
@@ -124,7 +133,7 @@ class KnowledgeBase:
                     raise
                 return self._rebuild_damaged(reporter)
             return run_index(self.config, store, lambda: self.embedder,
-                             force=force, reporter=reporter, write_lock=self.lock)
+                             force=force, reporter=reporter, write_lock=self._lock)
 
     def _rebuild_damaged(self, reporter: Reporter | None) -> IndexSummary:
         """Build a fresh index beside the damaged one, then swap it in atomically."""
@@ -139,13 +148,13 @@ class KnowledgeBase:
                                 reporter=reporter)
         finally:
             fresh.close()
-        with self.lock:
+        with self._lock:
             replace_damaged(self.db_path, fresh_path)
         return summary
 
     def _drop_store(self) -> None:
         """Forget the open store, so the next use opens whatever file is at db_path now."""
-        with self.lock:
+        with self._lock:
             if self._store is not None:
                 try:
                     self._store.close()
@@ -161,12 +170,17 @@ class KnowledgeBase:
 
     def sync_paths(self, rel_paths: list[str]) -> IndexSummary:
         """Re-index, delete or rename exactly these paths (the watcher's entry point)."""
-        with self.index_lock:
+        with self._index_lock:
             return run_index(self.config, self._writable_store(), lambda: self.embedder,
-                             only_paths=rel_paths, write_lock=self.lock)
+                             only_paths=rel_paths, write_lock=self._lock)
+
+    @property
+    def indexing(self) -> bool:
+        """True while an indexing run (CLI, watcher, rebuild_index) is in progress."""
+        return self._index_lock.locked()
 
     def _writable_store(self) -> Store:
-        with self.lock:
+        with self._lock:
             if self._store is None:
                 self._store = self._open_store(create=True)
             return self._store
@@ -180,14 +194,40 @@ class KnowledgeBase:
 
         request = validate_request(request)
         embedder = self.embedder
-        with self.lock, self._reopen_if_damaged():
-            store = self.store
+        with self.reading() as store:
             if self._vectors is None:
                 self._vectors = VectorIndex(store, self.config.search.vectors,
                                             ann_path=self.db_path, model_id=store.meta().model_id)
             with store.read_snapshot():
                 return run_search(store=store, embedder=embedder, config=self.config,
                                   request=request, vectors=self._vectors, scorer=self._scorer)
+
+    @contextmanager
+    def reading(self) -> Iterator[Store]:
+        """The store, held still: no index write lands while the block runs.
+
+        For a caller that needs several reads to agree (doctor, the graph);
+        a single read has its own method below. A damaged index drops the
+        store so the next call reopens the path.
+        """
+        with self._lock, self._reopen_if_damaged():
+            yield self.store
+
+    def list_documents(self) -> list[DocumentRow]:
+        """Every indexed document, ordered by path."""
+        with self.reading() as store:
+            return store.list_documents()
+
+    def document_hashes(self) -> dict[str, str]:
+        """``{path: sha256}`` of every indexed document."""
+        with self.reading() as store:
+            return store.document_hashes()
+
+    def document_headings(self, rel_path: str) -> set[str | None] | None:
+        """The section headings of an indexed document (None: not indexed)."""
+        with self.reading() as store:
+            row = store.get_document(rel_path)
+            return None if row is None else {c.heading for c in store.document_chunks(row.id)}
 
     @contextmanager
     def _reopen_if_damaged(self) -> Iterator[None]:

@@ -562,7 +562,7 @@ def test_full_attribute_tree(work: Path) -> None:
     assert cfg.exclude_headings == ["Draft"]
     assert cfg.best_practice.path_templates == ["bp/{target}.md"]
     assert cfg.transport.kind == "http"
-    assert (cfg.transport.http.host, cfg.transport.http.port) == ("127.0.0.1", 3100)
+    assert cfg.transport.http.address == ("127.0.0.1", 3100)
 
 
 def test_always_excluded_dirs_constant() -> None:

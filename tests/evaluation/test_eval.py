@@ -8,7 +8,6 @@ import logging
 import math
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -111,11 +110,6 @@ def test_missing_golden_file_is_a_groove_error(tmp_path):
 # --- a scripted knowledge base for run_eval ------------------------------------------------
 
 
-@dataclass
-class _Row:
-    id: int
-
-
 class FakeKB:
     """Just enough of the KnowledgeBase contract: search answers from a script."""
 
@@ -126,12 +120,12 @@ class FakeKB:
         self.rankings = rankings
         self.docs = docs
         self.requests: list[SearchRequest] = []
-        paths = sorted(docs)
-        self.store = SimpleNamespace(
-            document_hashes=lambda: {p: f"sha-{p}" for p in paths},
-            get_document=lambda p: _Row(paths.index(p)) if p in docs else None,
-            document_chunks=lambda doc_id: [SimpleNamespace(heading=h) for h in ("Setup", None)],
-        )
+
+    def document_hashes(self) -> dict[str, str]:
+        return {p: f"sha-{p}" for p in sorted(self.docs)}
+
+    def document_headings(self, path: str) -> set[str | None] | None:
+        return {"Setup", None} if path in self.docs else None
 
     def ensure_index(self) -> None:
         pass
@@ -315,7 +309,7 @@ def test_quality_fixture_documents_quote_no_golden_query():
     golden = load_golden(FIXTURE / ".groove-eval.yml")
     docs = {p.relative_to(FIXTURE).as_posix(): p.read_text(encoding="utf-8") for p in FIXTURE.rglob("*.md")}
     kb = SimpleNamespace(
-        store=SimpleNamespace(document_hashes=lambda: dict.fromkeys(docs, "")),
+        document_hashes=lambda: dict.fromkeys(docs, ""),
         read_document=lambda p: SimpleNamespace(text=docs[p]),
     )
     assert quoted_golden_warnings(kb, golden) == []

@@ -7,8 +7,10 @@ test at the end builds an index with the real default model.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,14 +44,15 @@ class _Config:
 
 
 class _KB:
-    """Just what connection_graph uses of a KnowledgeBase: ``store``, ``config``, ``lock``."""
+    """Just what connection_graph uses of a KnowledgeBase: ``config`` and ``reading()``."""
 
     def __init__(self, store: SQLiteStore) -> None:
-        import threading
-
         self.store = store
         self.config = _Config()
-        self.lock = threading.RLock()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[SQLiteStore]:
+        yield self.store
 
 
 def _write(store: SQLiteStore, path: str, chunks: list[tuple[str, float]], *,

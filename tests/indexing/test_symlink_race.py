@@ -94,8 +94,7 @@ def test_indexing_under_a_swapping_parent_stores_no_outside_byte(race, make_kb):
     kb = make_kb(race)
     for _ in range(12):
         kb.index()
-        with kb.lock:
-            docs = kb.store.list_documents()
-            for doc in docs:
-                for chunk in kb.store.document_chunks(doc.id):
+        with kb.reading() as store:
+            for doc in store.list_documents():
+                for chunk in store.document_chunks(doc.id):
                     assert SECRET not in chunk.content and SECRET not in (doc.title or "")

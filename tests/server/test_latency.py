@@ -8,6 +8,7 @@ import socket
 import httpx
 from test_http import INIT, MCP_HEADERS
 
+from groove.config import BindAddress
 from groove.server.http import bind_socket
 
 
@@ -17,7 +18,7 @@ def test_accepted_connections_get_tcp_nodelay():
     listening socket says it is TCP."""
 
     async def accepted_nodelay() -> int:
-        sock = bind_socket("127.0.0.1", 0)
+        sock = bind_socket(BindAddress("127.0.0.1", 0))
         seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
         class Probe(asyncio.Protocol):

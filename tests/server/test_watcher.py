@@ -47,8 +47,7 @@ def paths_for(kb, query: str) -> set[str]:
 
 
 def indexed(kb) -> set[str]:
-    with kb.lock:
-        return {d.path for d in kb.store.list_documents()}
+    return {d.path for d in kb.list_documents()}
 
 
 def test_edit_create_delete_follow(live):

@@ -25,7 +25,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groove.errors import (
     CorruptIndexError,
@@ -34,6 +34,10 @@ from groove.errors import (
     NoIndexError,
     PathRefused,
 )
+
+if TYPE_CHECKING:
+    from groove.kb import KnowledgeBase
+    from groove.store.base import Store
 
 log = logging.getLogger("groove.checks.doctor")
 
@@ -100,15 +104,15 @@ class DoctorReport:
         return "\n".join(lines) + "\n"
 
 
-def run_doctor(kb: Any) -> DoctorReport:
+def run_doctor(kb: KnowledgeBase) -> DoctorReport:
     """Check ``kb`` (a KnowledgeBase) and report; never repairs anything."""
     report = DoctorReport(index=str(kb.db_path))
     if not kb.has_index():
         report.error = f"no index at {kb.db_path}: run `groove index --kb-path {kb.kb_path}`"
         return report
     try:
-        store = kb.store
-        store.check_health()
+        with kb.reading() as store:
+            store.check_health()
     except CorruptIndexError as exc:
         report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
         return report
@@ -118,20 +122,20 @@ def run_doctor(kb: Any) -> DoctorReport:
     except NoIndexError as exc:
         report.error = str(exc)
         return report
-    with kb.lock:
-        try:
+    try:
+        with kb.reading() as store:
             report.findings += _metadata(kb, store, report.facts)
             report.findings += _integrity(store)
             report.findings += _servability(kb, store)
-        except CorruptIndexError as exc:
-            report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
-        except GrooveError as exc:
-            report.error = str(exc)
+    except CorruptIndexError as exc:
+        report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
+    except GrooveError as exc:
+        report.error = str(exc)
     return report
 
 
 # --- metadata --------------------------------------------------------------------
-def _metadata(kb: Any, store: Any, facts: dict[str, Any]) -> list[Finding]:
+def _metadata(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Finding]:
     from groove.store.base import SCHEMA_VERSION
 
     meta = store.meta()
@@ -159,7 +163,7 @@ def _metadata(kb: Any, store: Any, facts: dict[str, Any]) -> list[Finding]:
     return out
 
 
-def _model_available(kb: Any, model_id: str, dim: int) -> list[Finding]:
+def _model_available(kb: KnowledgeBase, model_id: str, dim: int) -> list[Finding]:
     """Load the recorded model if that is free (the bundled default); never download one."""
     from groove.embedders import DEFAULT_MODEL_ID, MODEL_IDS, get_embedder
 
@@ -186,20 +190,13 @@ def _model_available(kb: Any, model_id: str, dim: int) -> list[Finding]:
 
 
 # --- integrity -------------------------------------------------------------------
-def _integrity(store: Any) -> list[Finding]:
-    checker = getattr(store, "integrity_findings", None)
-    if checker is None:
-        log.info("this store offers no integrity check; skipped")
-        return []
-    out = []
-    for message in checker():
-        text = message.split(": run `groove index --force`")[0]
-        out.append(Finding("integrity", text, FIX_FORCE))
-    return out
+def _integrity(store: Store) -> list[Finding]:
+    """Every store finding is repaired the same way: rebuild the index."""
+    return [Finding("integrity", message, FIX_FORCE) for message in store.integrity_findings()]
 
 
 # --- servability -----------------------------------------------------------------
-def _servability(kb: Any, store: Any) -> list[Finding]:
+def _servability(kb: KnowledgeBase, store: Store) -> list[Finding]:
     from groove.indexing.fileset import FileSet
     from groove.indexing.walk import read_file_safely, sha256_hex
     from groove.parsers import get_parser_for

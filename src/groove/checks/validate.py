@@ -31,9 +31,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groove.errors import GrooveError
+
+if TYPE_CHECKING:
+    from groove.config import Config
 
 SCHEMA_FILENAME = "groove-schema.toml"
 TYPES = ("string", "integer", "float", "boolean", "date", "list")
@@ -296,7 +299,7 @@ def _key_line(text: str, key: str) -> int:
     return 1
 
 
-def _markdown_files(config: Any) -> tuple[list[str], list[str]]:
+def _markdown_files(config: Config) -> tuple[list[str], list[str]]:
     """(paths the index walk would take that the Markdown parser reads, notes)."""
     from groove.indexing.fileset import FileSet
     from groove.parsers import get_parser
@@ -334,7 +337,7 @@ def _check_file(kb_path: Path, rel: str, rules: list[FieldRule]) -> tuple[list[V
 
 
 def run_validate(kb_path: Path, schema_path: Path | None = None, fail_fast: bool = False,
-                 *, config: Any = None) -> ValidateReport:
+                 *, config: Config | None = None) -> ValidateReport:
     """Check every indexable Markdown file's frontmatter; stop at the first violation if ``fail_fast``.
 
     ``config`` (a :class:`~groove.config.Config`) supplies the walk's exclusions and

@@ -8,14 +8,19 @@ from pathlib import Path
 import click
 
 from groove.cli import cli
-from groove.cli.options import format_option, kb_options, search_options, search_overrides
+from groove.cli.options import (
+    format_option,
+    golden_option,
+    kb_options,
+    search_options,
+    search_overrides,
+)
 from groove.kb import KnowledgeBase
 from groove.search.request import SearchRequest
 
 
 @cli.command("eval")
-@click.option("--golden", type=click.Path(path_type=Path), default=None,
-              help="Golden YAML (default <kb>/.groove-eval.yml).")
+@golden_option
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when a metric drops beyond [eval] regression_threshold.")
 @click.option("--no-history", is_flag=True, help="Compare with the history but do not record this run.")

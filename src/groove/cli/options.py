@@ -19,6 +19,7 @@ from typing import Any
 import click
 from pydantic.fields import FieldInfo
 
+from groove.config import GOLDEN_FILENAME
 from groove.errors import GrooveError
 from groove.rerankers import RERANKERS
 from groove.search.request import SearchRequest, base_type, field_help, flag_name
@@ -78,6 +79,12 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
         return wrapper
 
     return decorator
+
+
+def golden_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--golden``: the golden YAML of ``eval`` and ``tune``."""
+    return click.option("--golden", type=click.Path(path_type=Path), default=None,
+                        help=f"Golden YAML (default <kb>/{GOLDEN_FILENAME}, or [eval] golden).")(func)
 
 
 def format_option(*choices: str, default: str):

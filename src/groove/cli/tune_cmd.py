@@ -8,14 +8,19 @@ from pathlib import Path
 import click
 
 from groove.cli import cli
-from groove.cli.options import format_option, kb_options, search_options, search_overrides
+from groove.cli.options import (
+    format_option,
+    golden_option,
+    kb_options,
+    search_options,
+    search_overrides,
+)
 from groove.kb import KnowledgeBase
 from groove.search.request import SearchRequest
 
 
 @cli.command("tune")
-@click.option("--golden", type=click.Path(path_type=Path), default=None,
-              help="Golden YAML (default <kb>/.groove-eval.yml).")
+@golden_option
 @format_option("text", "json", default="text")
 @kb_options(overrides=search_overrides)
 @search_options

@@ -8,6 +8,9 @@ reference is docs/configuration.md.
 
 from __future__ import annotations
 
+from groove.config.bind import BindAddress as BindAddress
+from groove.config.bind import is_loopback_host as is_loopback_host
+from groove.config.bind import parse_bind as parse_bind
 from groove.config.loading import (
     config_from_toml_text as config_from_toml_text,
 )
@@ -83,16 +86,11 @@ from groove.config.model import (
 from groove.config.model import (
     WatchConfig as WatchConfig,
 )
-from groove.config.model import (
-    is_loopback_host as is_loopback_host,
-)
-from groove.config.model import (
-    parse_bind as parse_bind,
-)
 
 __all__ = [
     "ALWAYS_EXCLUDED_DIRS",
     "BestPracticeConfig",
+    "BindAddress",
     "CONFIG_FILENAME",
     "Config",
     "ContextualConfig",

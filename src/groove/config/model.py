@@ -11,7 +11,6 @@ not something to coerce). The reference for users is docs/configuration.md.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from groove.config.bind import BindAddress
 from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS
 from groove.errors import PathRefused
 from groove.parsers import LEGACY_PARSER_IDS, PARSERS
@@ -52,49 +52,9 @@ MAX_K = 100  # a search returns at most 100 hits (docs/search.md), so recall@k b
 _PATH_KEYS = (("kb_path",), ("db_path",), ("model_cache_dir",), ("eval", "golden"))
 _HTTP_TRUSTED_ONLY = ("allowed_hosts", "allowed_origins", "max_sessions")
 _ORIGIN_RE = re.compile(r"^https?://[^\s/]+$")
-_HOSTNAME_RE = re.compile(r"^[A-Za-z0-9.-]+$")
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def parse_bind(bind: str) -> tuple[str, int]:
-    """Split ``"host:port"`` (IPv6 as ``"[::1]:3100"``) into ``(host, port)``.
-
-    The host comes back without brackets, ready for a socket call. Raises
-    ValueError saying what is wrong.
-    """
-    host, sep, port_text = bind.rpartition(":")
-    if not sep or not host:
-        raise ValueError('expected "host:port", e.g. "127.0.0.1:3100"')
-    if host.startswith("["):
-        inner = host[1:-1] if host.endswith("]") else ""
-        try:
-            ipaddress.IPv6Address(inner)
-        except ValueError:
-            raise ValueError(f"{host} is not a bracketed IPv6 address") from None
-        host = inner
-    elif ":" in host:
-        raise ValueError('an IPv6 address needs brackets, e.g. "[::1]:3100"')
-    elif not _HOSTNAME_RE.match(host):
-        raise ValueError(f"{host!r} is not a host name or IP address")
-    if not (port_text.isascii() and port_text.isdigit()):
-        raise ValueError(f"port {port_text!r} is not a number")
-    port = int(port_text)
-    if not 1 <= port <= 65535:
-        raise ValueError(f"port {port} is outside 1..65535")
-    return host, port
-
-
-def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and loopback IPs (127.0.0.0/8, ::1), brackets allowed."""
-    host = host.strip("[]")
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _unique(items: list[Any]) -> list[Any]:
@@ -166,7 +126,7 @@ class HttpTransportConfig(_Section):
     @field_validator("bind")
     @classmethod
     def _valid_bind(cls, bind: str) -> str:
-        parse_bind(bind)
+        BindAddress.parse(bind)
         return bind
 
     @field_validator("allowed_hosts")
@@ -186,13 +146,9 @@ class HttpTransportConfig(_Section):
         return origins
 
     @property
-    def host(self) -> str:
-        """The bind host, IPv6 without brackets."""
-        return parse_bind(self.bind)[0]
-
-    @property
-    def port(self) -> int:
-        return parse_bind(self.bind)[1]
+    def address(self) -> BindAddress:
+        """``bind`` as host and port (IPv6 without brackets)."""
+        return BindAddress.parse(self.bind)
 
 
 class TransportConfig(_Section):
@@ -394,13 +350,20 @@ class Config(_Settings):
         if data.get("db_path") is None:
             data["db_path"] = kb / DB_FILENAME
         ev = data.get("eval")
+        golden = kb / GOLDEN_FILENAME
         if ev is None:
-            data["eval"] = {"golden": kb / GOLDEN_FILENAME}
+            data["eval"] = {"golden": golden}
         elif isinstance(ev, Mapping) and ev.get("golden") is None:
-            data["eval"] = {**ev, "golden": kb / GOLDEN_FILENAME}
+            data["eval"] = {**ev, "golden": golden}
         elif isinstance(ev, EvalConfig) and ev.golden is None:
-            data["eval"] = ev.model_copy(update={"golden": kb / GOLDEN_FILENAME})
+            data["eval"] = ev.model_copy(update={"golden": golden})
         return data
+
+    @property
+    def golden_path(self) -> Path:
+        """The golden YAML ``eval`` and ``tune`` read: ``[eval] golden``, else
+        ``<kb_path>/.groove-eval.yml`` (filled in at validation)."""
+        return self.eval.golden if self.eval.golden is not None else self.kb_path / GOLDEN_FILENAME
 
     @property
     def source(self) -> Path | None:

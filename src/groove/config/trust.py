@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from groove.config._util import _exists, _get
-from groove.config.model import _HTTP_TRUSTED_ONLY, _Settings, is_loopback_host
+from groove.config.bind import BindAddress
+from groove.config.model import _HTTP_TRUSTED_ONLY, _Settings
 from groove.errors import ConfigError
 
 log = logging.getLogger("groove.config")
@@ -43,11 +44,11 @@ def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str
     """Strip what an untrusted file may not set; return why kb_path was dropped, if it was."""
     http = _get(raw, ("transport", "http"))
     if isinstance(http, dict):
-        bind = validated.transport.http
-        if "bind" in http and not is_loopback_host(bind.host):
-            http["bind"] = f"127.0.0.1:{bind.port}"
+        bind = validated.transport.http.address
+        if "bind" in http and not bind.is_loopback:
+            http["bind"] = str(BindAddress("127.0.0.1", bind.port))
             log.warning("%s is untrusted (found by discovery): transport.http.bind %s moved to %s; "
-                        "pass --config to trust it", source, bind.bind, http["bind"])
+                        "pass --config to trust it", source, bind, http["bind"])
         for key in _HTTP_TRUSTED_ONLY:
             if key in http:
                 del http[key]

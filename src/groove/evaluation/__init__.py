@@ -9,9 +9,6 @@ sweeps fusion settings with cross-validation (docs/evaluation.md).
 from __future__ import annotations
 
 from groove.evaluation.golden import (
-    GOLDEN_FILENAME as GOLDEN_FILENAME,
-)
-from groove.evaluation.golden import (
     Expected as Expected,
 )
 from groove.evaluation.golden import (
@@ -22,9 +19,6 @@ from groove.evaluation.golden import (
 )
 from groove.evaluation.golden import (
     GoldenSet as GoldenSet,
-)
-from groove.evaluation.golden import (
-    default_golden_path as default_golden_path,
 )
 from groove.evaluation.golden import (
     load_golden as load_golden,
@@ -110,7 +104,6 @@ __all__ = [
     "ARROW_UP",
     "EvalReport",
     "Expected",
-    "GOLDEN_FILENAME",
     "GoldenError",
     "GoldenQuery",
     "GoldenSet",
@@ -123,7 +116,6 @@ __all__ = [
     "build_fingerprint",
     "compare_metrics",
     "corpus_digest",
-    "default_golden_path",
     "expected_ranks",
     "fingerprint_hash",
     "hit_matches",

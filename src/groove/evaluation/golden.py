@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from groove.errors import GrooveError
 
+if TYPE_CHECKING:
+    from groove.kb import KnowledgeBase
+
 log = logging.getLogger("groove.evaluation")
 
-GOLDEN_FILENAME = ".groove-eval.yml"
 
 class GoldenError(GrooveError):
     """The golden YAML is missing, unreadable or does not have the documented shape."""
@@ -53,14 +54,6 @@ class GoldenSet:
     path: Path
     sha256: str
     queries: tuple[GoldenQuery, ...]
-
-
-def default_golden_path(kb_path: Path, configured: str | os.PathLike[str] | None) -> Path:
-    """``[eval] golden`` (relative to the KB) or ``<kb>/.groove-eval.yml``."""
-    if not configured:
-        return kb_path / GOLDEN_FILENAME
-    path = Path(configured).expanduser()
-    return path if path.is_absolute() else kb_path / path
 
 
 def load_golden(path: Path) -> GoldenSet:
@@ -155,7 +148,7 @@ def _normalise(text: str) -> str:
     return _WS.sub(" ", text).strip().casefold()
 
 
-def quoted_golden_warnings(kb: Any, golden: GoldenSet) -> list[str]:
+def quoted_golden_warnings(kb: KnowledgeBase, golden: GoldenSet) -> list[str]:
     """Warn when one document contains ≥ 2 golden queries verbatim (case-insensitive).
 
     Such a document makes the golden set measure string matching, not
@@ -163,7 +156,7 @@ def quoted_golden_warnings(kb: Any, golden: GoldenSet) -> list[str]:
     """
     phrases = {_normalise(q.query): q.id for q in golden.queries}
     warnings: list[str] = []
-    for path in sorted(kb.store.document_hashes()):
+    for path in sorted(kb.document_hashes()):
         try:
             text = _normalise(kb.read_document(path).text)
         except GrooveError as exc:
@@ -178,17 +171,14 @@ def quoted_golden_warnings(kb: Any, golden: GoldenSet) -> list[str]:
     return warnings
 
 
-def _check_expected_paths(kb: Any, golden: GoldenSet) -> list[str]:
+def _check_expected_paths(kb: KnowledgeBase, golden: GoldenSet) -> list[str]:
     """Warn about expected entries that cannot match anything (typo'd path or heading)."""
     warnings: list[str] = []
     headings: dict[str, set[str | None] | None] = {}
     for q in golden.queries:
         for exp in q.expected:
             if exp.path not in headings:
-                row = kb.store.get_document(exp.path)
-                headings[exp.path] = (
-                    None if row is None else {c.heading for c in kb.store.document_chunks(row.id)}
-                )
+                headings[exp.path] = kb.document_headings(exp.path)
             known = headings[exp.path]
             if known is None:
                 msg = f"query {q.id!r}: expected path {exp.path!r} is not an indexed document"

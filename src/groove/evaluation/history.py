@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from groove.search.request import SearchRequest
 
 if TYPE_CHECKING:
+    from groove.config import Config
     from groove.evaluation.report import EvalReport
 
 log = logging.getLogger("groove.evaluation")
@@ -46,7 +47,7 @@ def _as_dict(section: Any) -> dict[str, Any]:
     return dict(vars(section))
 
 
-def build_fingerprint(config: Any, request: SearchRequest, golden_sha256: str) -> dict[str, Any]:
+def build_fingerprint(config: Config, request: SearchRequest, golden_sha256: str) -> dict[str, Any]:
     """Everything that shapes the ranking, with per-call overrides applied.
 
     Beyond the list in docs/evaluation.md (model, reranker, fusion, MMR,

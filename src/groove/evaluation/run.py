@@ -10,12 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from groove.evaluation.golden import (
     GoldenQuery,
     _check_expected_paths,
-    default_golden_path,
     load_golden,
     quoted_golden_warnings,
 )
@@ -35,10 +34,13 @@ from groove.evaluation.metrics import expected_ranks, query_metrics
 from groove.evaluation.report import EvalReport, QueryResult
 from groove.search.request import SearchRequest
 
+if TYPE_CHECKING:
+    from groove.kb import KnowledgeBase
+
 log = logging.getLogger("groove.evaluation")
 
 def run_eval(
-    kb: Any,
+    kb: KnowledgeBase,
     base_request: SearchRequest | None = None,
     *,
     golden_path: Path | None = None,
@@ -54,7 +56,7 @@ def run_eval(
     config = kb.config
     eval_cfg = config.eval
     k_values = sorted({int(k) for k in eval_cfg.k_values})
-    golden = load_golden(golden_path or default_golden_path(kb.kb_path, eval_cfg.golden))
+    golden = load_golden(golden_path or config.golden_path)
     base = base_request or SearchRequest(query="")
     kb.ensure_index()
 
@@ -62,7 +64,7 @@ def run_eval(
     metrics = aggregate(results, k_values)
     fingerprint = build_fingerprint(config, base, golden.sha256)
     fp_hash = fingerprint_hash(fingerprint)
-    corpus = corpus_digest(kb.store.document_hashes())
+    corpus = corpus_digest(kb.document_hashes())
     threshold = float(eval_cfg.regression_threshold)
     report = EvalReport(
         golden_path=str(golden.path), timestamp=_now_iso(), k_values=k_values, metrics=metrics,
@@ -85,7 +87,7 @@ def run_eval(
     return report
 
 
-def _run_query(kb: Any, base: SearchRequest, q: GoldenQuery, k_values: list[int]) -> QueryResult:
+def _run_query(kb: KnowledgeBase, base: SearchRequest, q: GoldenQuery, k_values: list[int]) -> QueryResult:
     request = base.replace(query=q.query, limit=max(k_values))
     response = kb.search(request)
     ranking = [(hit.path, hit.heading) for hit in response.results]

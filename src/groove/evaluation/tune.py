@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,12 +31,15 @@ from groove.embedders.base import Embedder
 from groove.evaluation import (
     GoldenError,
     GoldenQuery,
-    default_golden_path,
     expected_ranks,
     load_golden,
     reciprocal_rank,
 )
 from groove.search.request import SearchRequest
+
+if TYPE_CHECKING:
+    from groove.config import Config
+    from groove.kb import KnowledgeBase
 
 log = logging.getLogger("groove.evaluation.tune")
 
@@ -76,7 +79,7 @@ def default_grid() -> list[FusionParams]:
         RRF_K_VALUES, HEADING_WEIGHTS, CONTEXT_WEIGHTS, CONTENT_WEIGHTS)]
 
 
-def params_of(config: Any) -> FusionParams:
+def params_of(config: Config) -> FusionParams:
     f = config.search.fusion
     return FusionParams(float(f.rrf_k), float(f.bm25_heading_weight),
                         float(f.bm25_context_weight), float(f.bm25_content_weight))
@@ -213,21 +216,21 @@ class _MemoEmbedder(Embedder):
         return self._inner.token_count(text)
 
 
-def with_fusion(config: Any, params: FusionParams) -> Any:
+def with_fusion(config: Config, params: FusionParams) -> Any:
     """A copy of ``config`` with these fusion values (pydantic ``model_copy``)."""
     fusion = config.search.fusion.model_copy(update=dataclasses.asdict(params))
     search = config.search.model_copy(update={"fusion": fusion})
     return config.model_copy(update={"search": search})
 
 
-def _default_kb_factory(config: Any, embedder: Any) -> Any:
+def _default_kb_factory(config: Config, embedder: Any) -> Any:
     from groove.kb import KnowledgeBase
 
     return KnowledgeBase(config, embedder=embedder)
 
 
 def sweep(
-    kb: Any,
+    kb: KnowledgeBase,
     queries: Sequence[GoldenQuery],
     grid: Sequence[FusionParams],
     base_request: SearchRequest,
@@ -253,7 +256,7 @@ def sweep(
 
 
 def run_tune(
-    kb: Any,
+    kb: KnowledgeBase,
     base_request: SearchRequest | None = None,
     *,
     golden_path: Path | None = None,
@@ -262,7 +265,7 @@ def run_tune(
     kb_factory: Callable[[Any, Any], Any] = _default_kb_factory,
 ) -> TuneReport:
     """Sweep, cross-validate and report; applies nothing."""
-    golden = load_golden(golden_path or default_golden_path(kb.kb_path, kb.config.eval.golden))
+    golden = load_golden(golden_path or kb.config.golden_path)
     if len(golden.queries) < 2:
         raise GoldenError(f"{golden.path}: tune needs at least 2 queries for cross-validation")
     kb.ensure_index()

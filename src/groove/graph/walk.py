@@ -15,7 +15,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,11 @@ from groove.graph.params import (
     validate_graph_args,
 )
 from groove.models import ChunkRow
+
+if TYPE_CHECKING:
+    from groove.config import Config
+    from groove.kb import KnowledgeBase
+    from groove.store.base import Store
 
 log = logging.getLogger("groove.graph")
 
@@ -50,7 +55,7 @@ _CACHE: weakref.WeakKeyDictionary[Any, _Snapshot] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
-def _snapshot(store: Any) -> _Snapshot:
+def _snapshot(store: Store) -> _Snapshot:
     generation = store.generation()
     with _CACHE_LOCK:
         cached = _CACHE.get(store)
@@ -80,7 +85,7 @@ def _snapshot(store: Any) -> _Snapshot:
 
 
 # --- the walk ---------------------------------------------------------------------
-def _quality_floor(config: Any) -> float | None:
+def _quality_floor(config: Config) -> float | None:
     """The quality threshold hiding chunks from graph results, or None when the filter is off."""
     qf = getattr(config, "quality_filter", None)
     if qf is None or not getattr(qf, "enabled", True):
@@ -184,7 +189,7 @@ def _chunk_node(row: ChunkRow, *, depth: int, parent: str | None, score: float) 
     }
 
 
-def _seed_rows(snap: _Snapshot, store: Any, doc_id: int, floor: float | None) -> list[int]:
+def _seed_rows(snap: _Snapshot, store: Store, doc_id: int, floor: float | None) -> list[int]:
     """Matrix rows of the start document in chunk order, low-quality ones only as a last resort."""
     chunks = store.document_chunks(doc_id)
     rows = [snap.row_of[c.id] for c in chunks if c.id in snap.row_of]
@@ -209,7 +214,7 @@ def _expand(walk: _Walk, frontier: list[tuple[dict[str, Any], np.ndarray]], dept
 
 
 def connection_graph(
-    kb: Any,
+    kb: KnowledgeBase,
     *,
     start: str,
     depth: int = 2,
@@ -229,9 +234,7 @@ def connection_graph(
         seed_strategy=seed_strategy, max_seed_chunks=max_seed_chunks, max_nodes=max_nodes,
         dedup_by_path=dedup_by_path, category=category, topic=topic, exclude_paths=exclude_paths,
     )
-    lock = getattr(kb, "lock", None) or threading.RLock()
-    with lock:
-        store = kb.store
+    with kb.reading() as store:
         doc = store.get_document(params.start)
         if doc is None:
             raise NotFound(
@@ -239,7 +242,7 @@ def connection_graph(
                 "give a path relative to the knowledge base as `groove search` shows it"
             )
         snap = _snapshot(store)
-        floor = _quality_floor(getattr(kb, "config", None))
+        floor = _quality_floor(kb.config)
         seeds = _seed_rows(snap, store, doc.id, floor)
         eligible = _eligible_mask(snap, params, doc.id, floor)
         graph = _walk(snap, params, doc, seeds, eligible)
@@ -303,7 +306,7 @@ def _walk(snap: _Snapshot, params: GraphParams, doc: Any, seeds: list[int],
     return graph
 
 
-def _attach_snippets(store: Any, nodes: list[dict[str, Any]]) -> None:
+def _attach_snippets(store: Store, nodes: list[dict[str, Any]]) -> None:
     """Fill ``snippet`` (first ~200 characters of the chunk) and drop the internal chunk id."""
     wanted = [n["chunk_id"] for n in nodes if n.get("chunk_id") is not None]
     rows = store.get_chunks(wanted) if wanted else {}

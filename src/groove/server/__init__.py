@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from groove.config.bind import BindAddress
 from groove.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -18,17 +19,15 @@ log = logging.getLogger("groove.server")
 __all__ = ["serve", "resolve_bind"]
 
 
-def resolve_bind(config_bind: str, bind: str | None, port: int | None) -> str:
+def resolve_bind(configured: BindAddress, bind: str | None, port: int | None) -> BindAddress:
     """``--bind`` beats the config's bind; ``--port`` replaces the port of whichever wins."""
-    from groove.config import parse_bind
-
-    chosen = bind or config_bind
-    try:
-        host, old_port = parse_bind(chosen)
-    except ValueError as exc:
-        raise ConfigError(f"--bind {chosen!r}: {exc}") from None
-    port = port or old_port
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    chosen = configured
+    if bind is not None:
+        try:
+            chosen = BindAddress.parse(bind)
+        except ValueError as exc:
+            raise ConfigError(f"--bind {bind!r}: {exc}") from None
+    return chosen.with_port(port or None)
 
 
 def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | None,
@@ -45,8 +44,8 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
     if transport == "http":  # refuse a bad or busy address before starting anything
         from groove.server.http import open_listener
 
-        http_bind = resolve_bind(kb.config.transport.http.bind, bind, port)
-        listener = open_listener(http_bind, i_know)
+        listener = open_listener(resolve_bind(kb.config.transport.http.address, bind, port),
+                                 i_know)
     if watch:
         from groove.server.watcher import Watcher
 
@@ -61,7 +60,7 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
             from groove.server.http import serve_http
 
             assert listener is not None
-            serve_http(kb, kb.config, http_bind, i_know, state=state, listener=listener)
+            serve_http(kb, listener, state=state)
     finally:
         if state.watcher is not None:
             state.watcher.stop()

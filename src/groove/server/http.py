@@ -16,6 +16,7 @@ import errno
 import ipaddress
 import logging
 import socket
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groove.config.bind import BindAddress
 from groove.errors import ConfigError, GrooveError
 from groove.server.state import ServerState
 
@@ -64,21 +66,16 @@ def is_loopback_peer(host: str | None) -> bool:
     return addr.is_loopback
 
 
-def _host_port(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def security_settings(config: Config, host: str, port: int) -> TransportSecuritySettings:
+def security_settings(config: Config, address: BindAddress) -> TransportSecuritySettings:
     """The DNS-rebinding gate: configured allow-lists, else loopback names + the bind address."""
     http = config.transport.http
+    loopback = [str(address._replace(host=h)) for h in ("127.0.0.1", "localhost", "::1")]
     hosts = http.allowed_hosts
     if not hosts:
-        hosts = [_host_port(h, port) for h in ("127.0.0.1", "localhost", "::1")]
-        if _host_port(host, port) not in hosts:
-            hosts.append(_host_port(host, port))
+        hosts = loopback if str(address) in loopback else [*loopback, str(address)]
     origins = http.allowed_origins
     if not origins:
-        origins = [f"http://{_host_port(h, port)}" for h in ("127.0.0.1", "localhost", "::1")]
+        origins = [f"http://{netloc}" for netloc in loopback]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=list(hosts), allowed_origins=list(origins))
 
@@ -112,15 +109,14 @@ class _ResponseHeaders:
 
 
 def build_http_app(kb: KnowledgeBase, config: Config, *, state: ServerState | None = None,
-                   host: str | None = None, port: int | None = None) -> Starlette:
-    """The whole HTTP surface as one Starlette app (host/port default to the config's bind)."""
+                   address: BindAddress | None = None) -> Starlette:
+    """The whole HTTP surface as one Starlette app (``address`` defaults to the config's bind)."""
     from groove.server.mcp import build_mcp_server
 
     http = config.transport.http
-    host = host or http.host
-    port = port or http.port
     state = state or ServerState(kb)
-    settings = security_settings(config, host, port)
+    address = address or http.address
+    settings = security_settings(config, address)
     gate = TransportSecurityMiddleware(settings)
     server = build_mcp_server(kb, state)
 
@@ -171,7 +167,7 @@ def build_http_app(kb: KnowledgeBase, config: Config, *, state: ServerState | No
         max_sessions=http.max_sessions,
         session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
         transport_security=settings,
-        host=host,
+        host=address.host,
     )
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=MAX_BODY_BYTES)
     app.add_middleware(_ResponseHeaders)
@@ -188,7 +184,7 @@ def _static_text(name: str) -> str:
     return resources.files("groove.server").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
+def bind_socket(address: BindAddress) -> socket.socket:
     """Bind the listening socket ourselves, so "port in use" is a clear error at start.
 
     The protocol is given explicitly (``IPPROTO_TCP``, not 0): asyncio only sets
@@ -196,41 +192,42 @@ def bind_socket(host: str, port: int) -> socket.socket:
     Nagle's algorithm holds a response body behind its headers until the
     client's delayed ACK, ~40 ms on every MCP call (docs/deployment.md, "Latency").
     """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        sock.bind(tuple(address))
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise GrooveError(f"port {port} is in use — is another groove running? "
+            raise GrooveError(f"port {address.port} is in use — is another groove running? "
                               f"(stop it, or pick another port with --port)") from None
-        raise GrooveError(f"cannot listen on {_host_port(host, port)}: {exc.strerror}") from None
+        raise GrooveError(f"cannot listen on {address}: {exc.strerror}") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
 
 
-def open_listener(bind: str, i_know: bool) -> tuple[str, int, socket.socket]:
-    """Check and bind ``bind`` ("host:port"): non-loopback needs ``i_know``; busy port fails."""
-    from groove.config import is_loopback_host, parse_bind
+@dataclass(frozen=True)
+class Listener:
+    """A bound, listening socket and the address it was bound to."""
 
-    try:
-        host, port = parse_bind(bind)
-    except ValueError as exc:
-        raise ConfigError(f"--bind {bind!r}: {exc}") from None
-    if not is_loopback_host(host) and not i_know:
+    address: BindAddress
+    sock: socket.socket
+
+
+def open_listener(address: BindAddress, i_know: bool) -> Listener:
+    """Check and bind ``address``: non-loopback needs ``i_know``; a busy port fails."""
+    if not address.is_loopback and not i_know:
         raise ConfigError(
-            f"refusing to listen on non-loopback address {host}: groove has no authentication, "
-            "anyone who reaches the port reads the knowledge base. Pass --i-know to do it anyway.")
-    return host, port, bind_socket(host, port)
+            f"refusing to listen on non-loopback address {address.host}: groove has no "
+            "authentication, anyone who reaches the port reads the knowledge base. Pass "
+            "--i-know to do it anyway.")
+    return Listener(address, bind_socket(address))
 
 
-def serve_http(kb: KnowledgeBase, config: Config, bind: str, i_know: bool, *,
-               state: ServerState | None = None,
-               listener: tuple[str, int, socket.socket] | None = None) -> None:
-    """Listen on ``bind`` ("host:port") until interrupted (``listener``: already bound)."""
+def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | None = None) -> None:
+    """Serve on an already bound ``listener`` until interrupted."""
     import uvicorn
 
     from groove.server.http_limits import (
@@ -241,14 +238,14 @@ def serve_http(kb: KnowledgeBase, config: Config, bind: str, i_know: bool, *,
         loop_exception_handler,
     )
 
-    host, port, sock = listener or open_listener(bind, i_know)
-    app = build_http_app(kb, config, state=state, host=host, port=port)
-    http = config.transport.http
+    app = build_http_app(kb, kb.config, state=state, address=listener.address)
+    sock = listener.sock
+    http = kb.config.transport.http
     cap = connection_cap(http.max_connections, fd_soft_limit())
     if cap < http.max_connections:
         log.warning("max_connections lowered from %d to %d to stay below the open-file limit",
                     http.max_connections, cap)
-    log.info("serving MCP on http://%s/mcp (UI: /ui)", _host_port(host, port))
+    log.info("serving MCP on http://%s/mcp (UI: /ui)", listener.address)
     uv_config: Any = uvicorn.Config(
         app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
         http=guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=cap),

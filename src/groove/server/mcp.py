@@ -34,6 +34,7 @@ from groove.server.tools import (
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
+    from groove.models import DocumentRow
 
 log = logging.getLogger("groove.server")
 
@@ -122,10 +123,8 @@ async def _resource_call(fn: Any, *args: Any) -> Any:
         raise ResourceError("internal error reading the resource (details in the server log)") from None
 
 
-def _servable_docs(kb: KnowledgeBase) -> list[Any]:
-    with kb.lock:
-        docs = kb.store.list_documents()
-    return [d for d in docs if servable(kb, d.path)]
+def _servable_docs(kb: KnowledgeBase) -> list[DocumentRow]:
+    return [d for d in kb.list_documents() if servable(kb, d.path)]
 
 
 def _topic_groups(kb: KnowledgeBase) -> dict[str, int]:

@@ -49,7 +49,7 @@ class ServerState:
     @property
     def indexing(self) -> bool:
         """True while any indexing run (rebuild, watcher sync, CLI) holds the KB's index lock."""
-        return self._rebuild_started is not None or self.kb.index_lock.locked()
+        return self._rebuild_started is not None or self.kb.indexing
 
     def watcher_state(self) -> str:
         return self.watcher.state if self.watcher is not None else "off"

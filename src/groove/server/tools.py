@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
@@ -35,6 +35,9 @@ from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
 from groove.search.request import SearchRequest, field_help, plain_annotation
 from groove.server.state import ServerState
+
+if TYPE_CHECKING:
+    from groove.kb import DocumentText, KnowledgeBase
 
 log = logging.getLogger("groove.server")
 
@@ -78,7 +81,7 @@ def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def servable(kb: Any, rel_path: str) -> bool:
+def servable(kb: "KnowledgeBase", rel_path: str) -> bool:
     """A path the MCP surface offers: an enabled parser handles its extension."""
     return _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
 
@@ -91,7 +94,7 @@ def _servable_suffix(enabled: tuple[str, ...], suffix: str) -> bool:
     return get_parser_for("_" + suffix, enabled) is not None
 
 
-def _refusal_for(kb: Any, rel_path: str) -> GrooveError | None:
+def _refusal_for(kb: "KnowledgeBase", rel_path: str) -> GrooveError | None:
     """Why read_file_safely refuses this path, if it does (links, escapes, ...)."""
     from groove.indexing.walk import read_file_safely
 
@@ -106,7 +109,7 @@ def _refusal_for(kb: Any, rel_path: str) -> GrooveError | None:
     return None
 
 
-def read_document(kb: Any, rel_path: str) -> Any:
+def read_document(kb: "KnowledgeBase", rel_path: str) -> "DocumentText":
     """kb.read_document behind the lexical gate, with the clearest refusal message."""
     rel_path = check_rel_path(rel_path)
     if not servable(kb, rel_path):
@@ -226,7 +229,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     add(rebuild_index, "Bring the index up to date with the files (one run at a time).")
 
 
-def with_uris(kb: Any, response: SearchResponse) -> dict[str, Any]:
+def with_uris(kb: "KnowledgeBase", response: SearchResponse) -> dict[str, Any]:
     """The search response (docs/search.md) with ``uri`` on every hit whose document is servable."""
     for hit in response.results:
         if servable(kb, hit.path):
@@ -248,9 +251,8 @@ def document_json(doc: Any) -> dict[str, Any]:
     return out
 
 
-def topics_json(kb: Any) -> dict[str, Any]:
-    with kb.lock:
-        docs = kb.store.list_documents()
+def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
+    docs = kb.list_documents()
     categories = Counter(d.category for d in docs if d.category)
     topics = Counter(d.topic for d in docs if d.topic)
     return {
@@ -261,7 +263,7 @@ def topics_json(kb: Any) -> dict[str, Any]:
     }
 
 
-def best_practice(kb: Any, target: str, category: str | None) -> dict[str, Any]:
+def best_practice(kb: "KnowledgeBase", target: str, category: str | None) -> dict[str, Any]:
     """The first template, ``{target}`` filled in, that names a document get_document serves.
 
     Same rule as ``get_document``: only indexed documents that are members of

@@ -180,8 +180,7 @@ class Watcher:
         from groove.errors import GrooveError
 
         try:
-            with self.kb.lock:
-                return [d.path for d in self.kb.store.list_documents()]
+            return [d.path for d in self.kb.list_documents()]
         except GrooveError:
             return []
 

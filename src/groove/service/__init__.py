@@ -81,7 +81,7 @@ def spec_for(config: Config, *, name: str | None = None, port: int | None = None
     return ServiceSpec(
         name=check_name(name) if name is not None else default_name(kb_path),
         kb_path=kb_path,
-        bind=resolve_bind(config.transport.http.bind, None, port),
+        bind=resolve_bind(config.transport.http.address, None, port),
         config_path=check_path_arg(source.resolve(), "--config") if source is not None else None,
         db_path=None if db_path == default_db else check_path_arg(db_path, "db_path"),
         python=python or sys.executable,
@@ -104,7 +104,7 @@ class ServiceInfo:
         return {"name": self.name, "installed": True, "file": str(self.path),
                 "state": self.state, "answering": self.answering,
                 "kb_path": str(spec.kb_path) if spec else None,
-                "port": spec.port if spec else None, "bind": spec.bind if spec else None,
+                "port": spec.port if spec else None, "bind": str(spec.bind) if spec else None,
                 "config": str(spec.config_path) if spec and spec.config_path else None,
                 "logs": self.logs}
 
@@ -128,12 +128,8 @@ class Outcome:
 
 
 def _answering(spec: ServiceSpec, timeout: float = 1.0) -> bool:
-    from groove.config import parse_bind
-
-    host, port = parse_bind(spec.bind)
-    if host in ("0.0.0.0", "::"):
-        host = "127.0.0.1" if host == "0.0.0.0" else "::1"
-    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    wildcard = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # probe a wildcard bind over loopback
+    netloc = spec.bind._replace(host=wildcard.get(spec.bind.host, spec.bind.host))
     try:
         with urllib.request.urlopen(f"http://{netloc}/healthz", timeout=timeout) as response:
             return bool(response.status == 200 and json.loads(response.read()).get("status") == "ok")

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from groove.config.bind import BindAddress
 from groove.errors import ConfigError
 
 #: Accepted service names (also valid systemd unit names and launchd label parts).
@@ -55,14 +56,14 @@ class ServiceSpec:
 
     name: str
     kb_path: Path
-    bind: str
+    bind: BindAddress
     config_path: Path | None = None
     db_path: Path | None = None
     python: str = sys.executable
 
     @property
     def port(self) -> int:
-        return int(self.bind.rpartition(":")[2])
+        return self.bind.port
 
     def argv(self) -> list[str]:
         """The exact command the service manager runs."""
@@ -72,7 +73,7 @@ class ServiceSpec:
         args += ["--kb-path", str(self.kb_path)]
         if self.db_path is not None:
             args += ["--db-path", str(self.db_path)]
-        return [*args, "--bind", self.bind]
+        return [*args, "--bind", str(self.bind)]
 
     @classmethod
     def from_argv(cls, name: str, argv: list[str]) -> ServiceSpec | None:
@@ -85,7 +86,11 @@ class ServiceSpec:
             opts[flag] = value
         if "--kb-path" not in opts or "--bind" not in opts:
             return None
-        return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=opts["--bind"],
+        try:
+            bind = BindAddress.parse(opts["--bind"])
+        except ValueError:
+            return None
+        return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=bind,
                    config_path=Path(opts["--config"]) if "--config" in opts else None,
                    db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
                    python=argv[0])

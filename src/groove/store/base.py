@@ -170,6 +170,13 @@ class Store(ABC):
     def stats(self) -> StoreStats: ...
 
     @abstractmethod
+    def integrity_findings(self) -> list[str]:
+        """Inconsistencies in the stored index, each said in one line (empty: consistent).
+
+        A finding states the problem only; ``groove doctor`` attaches the fix.
+        """
+
+    @abstractmethod
     def close(self) -> None: ...
 
 

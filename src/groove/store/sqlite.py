@@ -749,14 +749,15 @@ class SQLiteStore(Store):
         Checks: SQLite's own quick_check, dangling foreign keys, every chunk has
         exactly one FTS row (via the FTS5 ``docsize`` shadow table) and the FTS
         index matches the chunk text, every chunk has one embedding of the
-        recorded dimension, and nothing is orphaned.
+        recorded dimension, and nothing is orphaned. Each finding says what is
+        wrong; the remedy (rebuilding the index) is the caller's to word.
         """
         findings: list[str] = []
         with self._errors("integrity check"):
             conn = self._conn
             quick = [r[0] for r in conn.execute("PRAGMA quick_check")]
             if quick != ["ok"]:
-                findings.append(f"SQLite quick_check: {'; '.join(quick[:5])}: {_FIX_FORCE}")
+                findings.append(f"SQLite quick_check: {'; '.join(quick[:5])}")
             dim = self.meta().dim
             checks = [
                 ("chunk(s) without a full-text row",
@@ -773,22 +774,22 @@ class SQLiteStore(Store):
             for label, sql in checks:
                 n = conn.execute(sql).fetchone()[0]
                 if n:
-                    findings.append(f"{n} {label}: {_FIX_FORCE}")
+                    findings.append(f"{n} {label}")
             if dim is None:
                 if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone():
-                    findings.append(f"embeddings exist but index_meta records no dimension: {_FIX_FORCE}")
+                    findings.append("embeddings exist but index_meta records no dimension")
             else:
                 n = conn.execute(
                     "SELECT count(*) FROM embeddings WHERE length(vector) != ?", (dim * 4,)
                 ).fetchone()[0]
                 if n:
                     findings.append(
-                        f"{n} embedding(s) not of the recorded dimension {dim}: {_FIX_FORCE}"
+                        f"{n} embedding(s) not of the recorded dimension {dim}"
                     )
             try:
                 conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:
-                findings.append(f"full-text index does not match the chunk text ({exc}): {_FIX_FORCE}")
+                findings.append(f"full-text index does not match the chunk text ({exc})")
         return findings
 
     def close(self) -> None:
