@@ -6,7 +6,7 @@ everywhere else.
 
 What the SDK does with a line it cannot read is hand an exception to the
 session, which logs it and answers nothing, so the client waits forever.
-groove reads stdin itself and checks each line first (see docs/mcp.md):
+groove reads stdin itself and checks each line first (docs/troubleshooting.md):
 
 * a request that carries an ``id`` but cannot be accepted (a lone surrogate
   in its text, an invalid shape, a batch, broken JSON whose ``id`` can still
