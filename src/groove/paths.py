@@ -72,14 +72,18 @@ def topic_uri(prefix: str) -> str:
     return TOPIC_URI_PREFIX + quote(prefix, safe="/")
 
 
+#: The topic group of documents at the top level of the KB (``kb://topic/``).
+ROOT_TOPIC = ""
+
+
 def topic_prefixes(rel_path: str) -> list[str]:
     """The one- and two-segment folder prefixes a document is grouped under.
 
-    A document at the top level belongs to no folder; it is grouped under its
-    own top-level name so that every document is reachable from the list.
+    A document at the top level belongs to no folder: it is grouped under the
+    root group (:data:`ROOT_TOPIC`, ``kb://topic/``), so every document is
+    reachable from the list and the list has groups, not documents.
     """
-    parts = rel_path.split("/")
-    folders = parts[:-1]
+    folders = rel_path.split("/")[:-1]
     if not folders:
-        return [parts[0]]
+        return [ROOT_TOPIC]
     return ["/".join(folders[:n]) for n in (1, 2) if len(folders) >= n]

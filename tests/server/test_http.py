@@ -176,15 +176,20 @@ def test_resources_read_topic_and_documents(http_server):
             return (await client.read_resource("kb://topic/guides"),
                     await client.read_resource("kb://doc/guides/setup.md"),
                     await client.read_resource("kb://doc/guides%2Frust%2Fasync.md"),
-                    await client.read_resource("kb://topic/README.md"))
+                    await client.read_resource("kb://topic/"),
+                    (await client.list_resources()).resources)
 
-    topic, doc, encoded, top = run(go())
+    topic, doc, encoded, top, listed = run(go())
     listing = topic.contents[0].text
     assert "kb://doc/guides/setup.md" in listing and "kb://doc/guides/rust/async.md" in listing
     assert "notes/" not in listing
     assert "bootstrap script" in doc.contents[0].text
     assert "Tokio" in encoded.contents[0].text
-    assert "kb://doc/README.md" in top.contents[0].text
+    assert "kb://doc/README.md" in top.contents[0].text and "guides/" not in top.contents[0].text
+    # groups only: a top-level document is listed under the root group, not as a topic of its own
+    root = next(r for r in listed if r.uri == "kb://topic/")
+    assert root.name == "topic: (top level)" and "1 document(s) at the top level" in root.description
+    assert not any(r.uri.endswith(".md") for r in listed)
 
 
 # --- refusals ----------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ def test_doc_uri_round_trips_through_decoding(name):
 def test_topic_prefixes_are_one_or_two_folders():
     assert topic_prefixes("a/b/c/d.md") == ["a", "a/b"]
     assert topic_prefixes("a/d.md") == ["a"]
-    assert topic_prefixes("top.md") == ["top.md"]
+    assert topic_prefixes("top.md") == [""]  # the root group, kb://topic/
 
 
 def test_markdown_section_stops_at_the_next_heading():

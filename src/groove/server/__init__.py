@@ -49,7 +49,7 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
     if watch:
         from groove.server.watcher import Watcher
 
-        state.watcher = Watcher(kb)
+        state.watcher = Watcher(kb, on_documents_changed=state.documents_changed)
         state.watcher.start()
     try:
         if transport == "stdio":

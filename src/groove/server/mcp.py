@@ -21,8 +21,9 @@ from mcp.types import Resource as MCPResource
 from groove._version import __version__
 from groove.errors import GrooveError, NotFound
 from groove.kb import DOCUMENT_TEXT_CAP_LABEL
-from groove.paths import check_rel_path, doc_uri, topic_prefixes, topic_uri
+from groove.paths import ROOT_TOPIC, check_rel_path, doc_uri, topic_prefixes, topic_uri
 from groove.server import prompts
+from groove.server.notifications import ListChangedNotifier
 from groove.server.state import ServerState
 from groove.server.tools import (
     plain_schema,
@@ -57,8 +58,9 @@ class GrooveMCPServer(MCPServer):
     async def list_resources(self) -> list[MCPResource]:
         groups = await anyio.to_thread.run_sync(_topic_groups, self.groove_state.kb)
         return [
-            MCPResource(uri=topic_uri(prefix), name=f"topic: {prefix}",
-                        description=f"{count} document(s) under {prefix}",
+            MCPResource(uri=topic_uri(prefix), name=f"topic: {prefix or '(top level)'}",
+                        description=(f"{count} document(s) under {prefix}" if prefix else
+                                     f"{count} document(s) at the top level of the knowledge base"),
                         mime_type="text/markdown")
             for prefix, count in sorted(groups.items())
         ]
@@ -75,8 +77,11 @@ def build_mcp_server(kb: KnowledgeBase, state: ServerState | None = None) -> MCP
         tools.append(tool)
 
     register_tools(add, state)
+    notifier = ListChangedNotifier()
+    state.notifier = notifier
     server = GrooveMCPServer(state, name="groove", version=__version__,
-                             instructions=INSTRUCTIONS, tools=tools)
+                             instructions=INSTRUCTIONS, tools=tools,
+                             middleware=[notifier], subscriptions=notifier.bus)
     for fn in prompts.PROMPTS:
         server.prompt()(fn)
     _register_resources(server, kb)
@@ -95,6 +100,11 @@ def _register_resources(server: MCPServer, kb: KnowledgeBase) -> None:
         note = (f"\n\n[truncated at {DOCUMENT_TEXT_CAP_LABEL}; use the search tool to reach the rest]"
                 if doc.truncated else "")
         return doc.text + note
+
+    @server.resource(topic_uri(ROOT_TOPIC), name="topic: (top level)", mime_type="text/markdown",
+                     description="The documents at the top level of the knowledge base.")
+    async def read_root_topic() -> str:
+        return await _resource_call(_topic_listing, kb, ROOT_TOPIC)
 
     @server.resource("kb://topic/{+prefix}", name="topic", mime_type="text/markdown",
                      description="The documents under a folder prefix, as a Markdown list of kb://doc URIs.",
@@ -141,12 +151,18 @@ def _topic_groups(kb: KnowledgeBase) -> dict[str, int]:
 
 
 def _topic_listing(kb: KnowledgeBase, prefix: str) -> str:
-    prefix = check_rel_path(prefix, what="topic prefix")
-    docs = [d for d in _servable_docs(kb)
-            if d.path == prefix or d.path.startswith(prefix + "/")]
+    if prefix == ROOT_TOPIC:
+        docs = [d for d in _servable_docs(kb) if "/" not in d.path]
+        heading = "# Documents at the top level"
+    else:
+        prefix = check_rel_path(prefix, what="topic prefix")
+        docs = [d for d in _servable_docs(kb)
+                if d.path == prefix or d.path.startswith(prefix + "/")]
+        heading = f"# Documents under {prefix}"
     if not docs:
-        raise NotFound(f"no indexed documents under {prefix!r}; resources/list shows the topics")
-    lines = [f"# Documents under {prefix}", ""]
+        where = "at the top level" if prefix == ROOT_TOPIC else f"under {prefix!r}"
+        raise NotFound(f"no indexed documents {where}; resources/list shows the topics")
+    lines = [heading, ""]
     lines += [f"- [{d.title or d.path}]({doc_uri(d.path)}) — `{d.path}`"
               for d in sorted(docs, key=lambda d: d.path)]
     return "\n".join(lines) + "\n"

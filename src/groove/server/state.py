@@ -19,6 +19,7 @@ from groove.errors import Busy
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
+    from groove.server.notifications import ListChangedNotifier
     from groove.server.watcher import Watcher
 
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 class ServerState:
     kb: KnowledgeBase
     watcher: Watcher | None = None
+    #: Set by build_mcp_server; told when the watcher changes the set of documents.
+    notifier: ListChangedNotifier | None = None
     started_at: float = field(default_factory=time.time)
     _rebuild_lock: threading.Lock = field(default_factory=threading.Lock)
     _rebuild_started: float | None = None
@@ -45,6 +48,11 @@ class ServerState:
         finally:
             self._rebuild_started = None
             self._rebuild_lock.release()
+
+    def documents_changed(self) -> None:
+        """The watcher added, removed or renamed documents: clients refetch resources/list."""
+        if self.notifier is not None:
+            self.notifier.resources_changed()
 
     @property
     def indexing(self) -> bool:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from groove.kb import KnowledgeBase
 
 log = logging.getLogger("groove.server.watcher")
@@ -38,7 +40,7 @@ class Watcher:
     """File watcher for one knowledge base; ``state`` is "off", "watching" or "error"."""
 
     def __init__(self, kb: KnowledgeBase, *, debounce_ms: int | None = None,
-                 catch_up: bool = True) -> None:
+                 catch_up: bool = True, on_documents_changed: Callable[[], None] | None = None) -> None:
         from groove.indexing.fileset import FileSet
 
         self.kb = kb
@@ -46,6 +48,8 @@ class Watcher:
         self.debounce_ms = cfg.watch.debounce_ms if debounce_ms is None else debounce_ms
         self.files = FileSet.from_config(cfg)
         self.catch_up = catch_up
+        #: Called (in the watcher thread) after a sync that added, deleted or renamed documents.
+        self.on_documents_changed = on_documents_changed
         self.state = "off"
         self.last_error: str | None = None
         self.last_sync: str | None = None
@@ -207,4 +211,10 @@ class Watcher:
         if rel_paths is None or any((summary.indexed, summary.updated, summary.renamed,
                                      summary.deleted)):
             log.info("sync: %s", summary.line())
+        if self.on_documents_changed is not None and any(
+                (summary.indexed, summary.renamed, summary.deleted)):
+            try:
+                self.on_documents_changed()
+            except Exception:
+                log.exception("telling clients about changed documents failed")
 
