@@ -89,3 +89,45 @@ def test_backslash_in_a_name_is_skipped_saying_why_not_no_such_file(tmp_path):
 def test_display_path_escapes_only_what_is_not_utf8():
     assert display_path("日本/ok.md") == "日本/ok.md"
     assert display_path(os.fsdecode(b"b-\xff.md")) == "b-\\xff.md"
+
+
+# --- properties ---------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from groove.indexing.fileset import FileSet  # noqa: E402
+
+
+@given(st.binary(min_size=1, max_size=40).filter(lambda b: b"\x00" not in b and b"/" not in b))
+def test_display_path_is_always_printable_utf8_and_exact_for_utf8_names(raw):
+    name = os.fsdecode(raw)
+    shown = display_path(name)
+    shown.encode("utf-8")  # never raises
+    try:
+        assert shown == raw.decode("utf-8")
+    except UnicodeDecodeError:
+        assert "\\x" in shown
+
+
+_segment = st.sampled_from(["a", "B", ".git", "node_modules", ".obsidian", "x y", "日本", "ok"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.lists(_segment, max_size=3),
+                          st.sampled_from(["n.md", "n.MD", "n.txt", "n", "i.md"])),
+                min_size=1, max_size=8),
+       st.sampled_from(["", "i.md\n", "a/\n", "*.md\n!ok/**\n"]))
+@posix_only
+def test_the_walk_yields_exactly_the_members_present_on_disk(tmp_path_factory, layout, ignore):
+    root = tmp_path_factory.mktemp("kb")
+    (root / ".grooveignore").write_text(ignore)
+    written = set()
+    for folders, name in layout:
+        rel = "/".join([*folders, name])
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_dir():
+            path.write_text("x")
+            written.add(rel)
+    files = FileSet(root, ExclusionRules(root, [".obsidian"], None), {"md"})
+    assert set(files.walk()) == {p for p in written if files.includes(p)}
