@@ -15,6 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def passage_text(context: str, content: str) -> str:
+    """The text a model reads for one chunk: the breadcrumb, a blank line, the content.
+
+    The embedder (at index time) and the reranker (at search time) both read
+    this, so contextual mode means the same thing to both. Without a
+    breadcrumb (contextual mode off) it is the content alone.
+    """
+    return f"{context}\n\n{content}" if context else content
+
+
 @dataclass(frozen=True)
 class Section:
     """One heading-delimited part of a parsed document.

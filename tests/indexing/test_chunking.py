@@ -21,10 +21,13 @@ def by_words(text: str) -> int:
     return len(text.split())
 
 
-def chunks_of(md: str, *, exclude=(), max_tokens=500, count=by_chars, path="doc.md"):
+def chunks_of(md: str, *, exclude=(), max_tokens=500, count=by_chars, path="doc.md",
+              fold=False):
+    """Chunks of ``md``; the structural tests use one-line sections, so folding is off
+    unless a test is about folding."""
     doc = MarkdownParser().parse(textwrap.dedent(md).lstrip("\n").encode(), path)
     return chunk_document(doc, exclude_headings=list(exclude), max_tokens=max_tokens,
-                          count_tokens=count)
+                          count_tokens=count, fold_stubs=fold)
 
 
 def test_one_chunk_per_section_with_heading_fields_and_clean_content():
@@ -190,3 +193,89 @@ def test_quality_and_binary_format_flow_into_chunks():
     doc.binary_format = False
     (stub,) = chunk_document(doc, exclude_headings=[], max_tokens=100, count_tokens=by_chars)
     assert stub.quality == 0.0
+
+
+# --- stub folding ------------------------------------------------------------------
+
+ENTRY = "The gate closes ten minutes before every departure and no vehicle boards after that."
+
+
+def test_a_link_and_date_preamble_is_folded_into_the_first_real_section():
+    chunks = chunks_of(f"""
+        > 日本語版: [gate.ja.md](gate.ja.md)
+        Last reviewed: 2025-02-10
+
+        # Gate rules
+
+        ## Closing time
+        {ENTRY}
+        """, fold=True)
+    assert [(c.heading, c.content) for c in chunks] == [
+        ("Closing time",
+         "> 日本語版: [gate.ja.md](gate.ja.md)\nLast reviewed: 2025-02-10\n\n" + ENTRY)]
+
+
+def test_a_section_under_the_token_floor_joins_the_next_one_which_keeps_its_heading():
+    chunks = chunks_of(f"""
+        # Doc
+        ## Hearing loop
+        TBD
+        ## Terminals
+        {ENTRY}
+        ## Wheelchairs
+        {ENTRY}
+        """, fold=True, count=by_words)
+    assert [(c.heading, c.content) for c in chunks] == [
+        ("Terminals", "TBD\n\n" + ENTRY), ("Wheelchairs", ENTRY)]
+    assert chunks[0].context == "Doc > Terminals"
+
+
+def test_trailing_stubs_are_appended_to_the_previous_chunk():
+    chunks = chunks_of(f"""
+        # Doc
+        ## Rules
+        {ENTRY}
+        ## See also
+        - [Fares](fares.md)
+        - <https://example.org/timetable>
+        """, fold=True)
+    assert [(c.heading, c.content) for c in chunks] == [
+        ("Rules", ENTRY + "\n\n- [Fares](fares.md)\n- <https://example.org/timetable>")]
+
+
+def test_a_document_of_stubs_only_keeps_them_and_the_quality_score_hides_them():
+    chunks = chunks_of("""
+        # Doc
+        ## Links
+        [a](a.md)
+        ## Dates
+        2025-01-01
+        """, fold=True)
+    assert [c.content for c in chunks] == ["[a](a.md)", "2025-01-01"]
+    assert all(c.quality < 0.3 for c in chunks)
+
+
+def test_short_real_sentences_such_as_glossary_entries_are_not_stubs():
+    entries = "\n".join(f"### Term {i}\nCorrective maintenance work order number {i} in the "
+                        "fleet system, raised once something has already failed.\n"
+                        for i in range(3))
+    chunks = chunks_of("# Glossary\n" + entries, fold=True, count=by_words)
+    assert [c.heading for c in chunks] == ["Term 0", "Term 1", "Term 2"]
+
+
+def test_folding_is_off_for_binary_formats():
+    doc = ParsedDocument(title="Deck", binary_format=True, sections=[
+        Section("Slide 1", 1, "Agenda"), Section("Slide 2", 1, ENTRY)])
+    chunks = chunk_document(doc, exclude_headings=[], max_tokens=500, count_tokens=by_words)
+    assert [c.heading for c in chunks] == ["Slide 1", "Slide 2"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["TBD", "[x](x.md)", "2025-01-01", ENTRY, "Owner: ops", "a b"]),
+                min_size=1, max_size=8))
+def test_folding_keeps_every_body_once_in_order(bodies: list[str]) -> None:
+    doc = ParsedDocument(title="T", sections=[Section(f"H{i}", 2, b) for i, b in enumerate(bodies)])
+    chunks = chunk_document(doc, exclude_headings=[], max_tokens=500, count_tokens=by_words)
+    assert "\n\n".join(c.content for c in chunks) == "\n\n".join(bodies)
+    if any(b == ENTRY for b in bodies):
+        assert all(c.content.count(ENTRY) >= 1 for c in chunks)

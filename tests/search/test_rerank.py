@@ -139,8 +139,9 @@ def test_knowledge_base_uses_its_injected_scorer(make_kb, write_files, tmp_path:
     kb._scorer = RecordingScorer("bananas")
     response = kb.search(SearchRequest(query="apples fruit", rerank=True, limit=2))
     assert response.results[0].path == "b.md"
-    assert response.results[0].score == pytest.approx(10.0 * response.results[0].content.lower().count("bananas"),
-                                                       abs=0.01)
+    # Contextual mode is the default: the reranker reads "Bananas" (the breadcrumb) too.
+    read = "Bananas\n\n" + response.results[0].content
+    assert response.results[0].score == pytest.approx(10.0 * read.lower().count("bananas"), abs=0.01)
 
 
 def test_fastembed_reranker_with_empty_cache_offline_fails_fast_and_clearly(

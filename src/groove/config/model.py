@@ -158,7 +158,15 @@ class TransportConfig(_Section):
     )
 
 
+FusionMethod = Literal["rrf", "convex"]
+FUSION_METHODS: tuple[str, ...] = get_args(FusionMethod)
+
+
 class FusionConfig(_Section):
+    method: FusionMethod = Field("rrf", description='"rrf" or "convex"')
+    vector_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="a number in [0, 1] (convex fusion's weight on the vector leg)"
+    )
     rrf_k: float = Field(60.0, gt=0.0, le=10_000.0, description="a number in (0, 10000]")
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
     bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
@@ -197,8 +205,16 @@ class VectorsConfig(_Section):
         0, ge=0, le=256, description="an integer in 0..256 (0: half the CPU cores)")
 
 
+MAX_CHUNKS_PER_DOCUMENT = 100
+
+
 class SearchConfig(_Section):
     min_confidence_ratio: float = Field(1.5, ge=0.0, description="a number >= 0 (0 disables)")
+    max_chunks_per_document: int = Field(
+        0, ge=0, le=MAX_CHUNKS_PER_DOCUMENT,
+        description=f"an integer in 0..{MAX_CHUNKS_PER_DOCUMENT} (0 = unlimited)",
+    )
+    all_language_spans: bool = Field(False, description="true or false")
     fusion: FusionConfig = Field(default_factory=FusionConfig, description="a [search.fusion] table")
     mmr: MmrConfig = Field(default_factory=MmrConfig, description="a [search.mmr] table")
     parent_retriever: ParentRetrieverConfig = Field(
@@ -210,7 +226,9 @@ class SearchConfig(_Section):
 
 
 class ContextualConfig(_Section):
-    enabled: bool = Field(False, description="true or false")
+    """Embed the breadcrumb (title > headings) with the content (docs/search.md)."""
+
+    enabled: bool = Field(True, description="true or false")
 
 
 class BestPracticeConfig(_Section):

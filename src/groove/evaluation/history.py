@@ -7,7 +7,6 @@ ranking, so a run is only ever compared with a previous run of the same setup.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groove.search.request import SearchRequest
+from groove.search.stages import resolve_stages
 
 if TYPE_CHECKING:
     from groove.config import Config
@@ -36,17 +36,6 @@ MARK_SAME = "—"
 # --- fingerprint, corpus digest ---------------------------------------------------
 
 
-def _as_dict(section: Any) -> dict[str, Any]:
-    """A config section as plain data (pydantic by alias, dataclass or namespace)."""
-    if section is None:
-        return {}
-    if hasattr(section, "model_dump"):
-        return section.model_dump(mode="json", by_alias=True)
-    if dataclasses.is_dataclass(section):
-        return dataclasses.asdict(section)
-    return dict(vars(section))
-
-
 def build_fingerprint(config: Config, request: SearchRequest, golden_sha256: str) -> dict[str, Any]:
     """Everything that shapes the ranking, with per-call overrides applied.
 
@@ -54,17 +43,7 @@ def build_fingerprint(config: Config, request: SearchRequest, golden_sha256: str
     parent settings, golden hash) it includes the request's filters: a run
     restricted to one category is not comparable with an unrestricted one.
     """
-    rerank = config.rerank_by_default if request.rerank is None else request.rerank
-    mmr = _as_dict(config.search.mmr)
-    if request.mmr is not None:
-        mmr["enabled"] = request.mmr
-    if request.mmr_lambda is not None:
-        mmr["lambda"] = request.mmr_lambda
-    if request.mmr_same_doc_penalty is not None:
-        mmr["same_doc_penalty"] = request.mmr_same_doc_penalty
-    parent = _as_dict(config.search.parent_retriever)
-    if request.parent_retriever is not None:
-        parent["enabled"] = request.parent_retriever
+    stages = resolve_stages(request, config).fingerprint(config)
     filters = {
         name: getattr(request, name)
         for name in ("category", "topic", "path_globs", "tags_any", "tags_all", "date_from",
@@ -73,10 +52,7 @@ def build_fingerprint(config: Config, request: SearchRequest, golden_sha256: str
     }
     return {
         "model": config.model,
-        "reranker": config.reranker if rerank else None,
-        "fusion": _as_dict(config.search.fusion),
-        "mmr": mmr,
-        "parent_retriever": parent,
+        **stages,
         "filters": filters,
         "golden_sha256": golden_sha256,
     }

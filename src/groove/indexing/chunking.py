@@ -6,6 +6,17 @@ A section over the embedder's window is split on paragraph (blank-line)
 boundaries, packing as many whole paragraphs per chunk as fit; a single
 paragraph that does not fit is split on lines, and a single line on
 characters, so no chunk is ever silently truncated by the embedder.
+
+Stub folding (docs/search.md): a section whose body is a *stub* — only links,
+URLs, dates or short metadata lines (:func:`is_link_or_metadata_only`), or
+fewer than :data:`STUB_FLOOR_TOKENS` tokens — does not become a chunk of its
+own. Its body is prepended to the next chunk of the same document (separated
+by a blank line; that chunk keeps its own heading and breadcrumb); stubs at
+the end of a document are appended to the previous chunk. A document made of
+stubs only keeps them as its chunks (the quality score then hides them).
+Binary formats are not folded: a PDF page or a slide is cited as itself. The
+folded text is part of the chunk's ``content``, so ``match_spans`` offsets
+stay offsets into the returned text.
 """
 
 from __future__ import annotations
@@ -13,9 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from groove.indexing.quality import quality_score
+from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.models import Chunk, ParsedDocument, Section
 
+#: A section body shorter than this (in the embedder's tokens) is a stub.
+STUB_FLOOR_TOKENS = 8
+STUB_JOINER = "\n\n"
 BREADCRUMB_MAX_CHARS = 200
 BREADCRUMB_SEPARATOR = " > "
 
@@ -25,23 +39,44 @@ TokenCounter = Callable[[str], int]
 
 
 def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
-                   count_tokens: TokenCounter, max_chunks: int | None = None) -> list[Chunk]:
+                   count_tokens: TokenCounter, max_chunks: int | None = None,
+                   fold_stubs: bool = True) -> list[Chunk]:
     """The chunks of one document, ``chunk_index`` numbered 0.. in document order.
 
     With ``max_chunks``, at most that many (the first ones); later sections are
-    not even split.
+    not even split. ``fold_stubs=False`` keeps every stub as its own chunk (the
+    pre-folding behaviour, kept for the ablation benchmark).
     """
     excluded = [e.casefold() for e in exclude_headings if e]
     limit = max(1, max_tokens)
-    chunks: list[Chunk] = []
+    fold_stubs = fold_stubs and not doc.binary_format  # a page or slide is cited as itself
+    units: list[tuple[Section, str]] = []
+    stubs: list[tuple[Section, str]] = []
     for section in doc.sections:
-        if max_chunks is not None and len(chunks) >= max_chunks:
-            break
+        if max_chunks is not None and len(units) >= max_chunks:
+            break  # every unit yields at least one chunk
         if _is_excluded(section, excluded):
             continue
         content = section_content(section.body)
         if not content.strip():
             continue
+        if fold_stubs and is_stub(content, count_tokens):
+            stubs.append((section, content))
+            continue
+        if stubs:
+            content = STUB_JOINER.join([*(text for _, text in stubs), content])
+            stubs = []
+        units.append((section, content))
+    if stubs:
+        if units:
+            section, content = units[-1]
+            units[-1] = (section, STUB_JOINER.join([content, *(text for _, text in stubs)]))
+        else:
+            units = stubs
+    chunks: list[Chunk] = []
+    for section, content in units:
+        if max_chunks is not None and len(chunks) >= max_chunks:
+            break
         context = breadcrumb(doc.title, section.ancestry, section.heading)
         for piece in split_to_fit(content, limit, count_tokens):
             chunks.append(Chunk(
@@ -55,6 +90,18 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
                 ancestry=section.ancestry,
             ))
     return chunks if max_chunks is None else chunks[:max_chunks]
+
+
+def is_stub(content: str, count_tokens: TokenCounter) -> bool:
+    """A body that should not stand alone: link/metadata-only, or under the token floor.
+
+    Tokens are only counted for bodies short enough to be under the floor (no
+    tokenizer packs more than 16 characters per token on average), so a long
+    section costs no extra tokenizer pass.
+    """
+    if is_link_or_metadata_only(content):
+        return True
+    return len(content) < STUB_FLOOR_TOKENS * 16 and count_tokens(content) < STUB_FLOOR_TOKENS
 
 
 def _is_excluded(section: Section, excluded: list[str]) -> bool:

@@ -33,7 +33,7 @@ from groove.errors import GrooveError, IndexMismatchError, NotFound
 from groove.indexing.chunking import chunk_document
 from groove.indexing.fileset import FileSet
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
-from groove.models import Chunk, DocumentRecord, ParsedDocument
+from groove.models import Chunk, DocumentRecord, ParsedDocument, passage_text
 from groove.parsers import get_parser_for
 from groove.store.base import Store
 
@@ -320,7 +320,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
 
 def embedding_input(chunk: Chunk) -> str:
     """What the embedder sees: the breadcrumb first in contextual mode."""
-    return f"{chunk.context}\n\n{chunk.content}" if chunk.context else chunk.content
+    return passage_text(chunk.context, chunk.content)
 
 
 def _flush(run: _Run) -> None:

@@ -1,9 +1,16 @@
-"""A cheap per-chunk quality score (docs/indexing.md, 'Quality score') used to hide stub chunks.
+"""A cheap per-chunk quality score (docs/indexing.md, "Quality score") and the stub test.
 
 Start at 1.0 and subtract for each sign of a stub; the penalties stack, so a
 bare "TBD" scores 0 while a real one-line sentence keeps 0.7. Chunks from
 binary formats (PDF pages, slides, sheets) are exempt: their shape says
 nothing about their worth.
+
+:func:`is_link_or_metadata_only` recognises a body that carries no prose of
+its own: every line is a link, a bare URL, a date, a short ``label: value``
+metadata line, or a blockquote/list of those (``> 日本語版: [x.ja.md](x.ja.md)``,
+``Last reviewed: 2025-02-10``). Chunking folds such bodies into the next
+chunk (docs/search.md, "Stub folding"); the quality score penalises them when
+one still stands alone (a document made of nothing else).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ SHORT_PENALTY = 0.6
 BOILERPLATE_PENALTY = 0.5
 ONE_LINE_CHARS = 80
 ONE_LINE_PENALTY = 0.3
+LINK_ONLY_PENALTY = 0.5
 
 #: Placeholder phrases, compared after removing case, spaces and punctuation.
 BOILERPLATE_PHRASES: tuple[str, ...] = (
@@ -49,6 +57,44 @@ def is_boilerplate(content: str) -> bool:
     return norm.startswith(_LOREM) or _BOILERPLATE.fullmatch(norm) is not None
 
 
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_URL = re.compile(r"<?(?:https?|ftp|mailto):[^\s>]*>?|<[^>\s]+>")
+_DATE = re.compile(
+    r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?(?:[T ]\d{1,2}:\d{2}(?::\d{2})?Z?)?"
+    r"|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日"
+)
+#: A line prefix that carries no words: blockquote, list and emphasis markers.
+_LINE_MARKUP = re.compile(r"^[\s>*+\-#|]*(?:\d+[.)]\s+)?")
+#: ``label: value`` with a short label (at most 4 words or 12 CJK characters).
+_METADATA_LINE = re.compile(r"^[*_]*[^\s:：][^:：]{0,30}?[*_]*\s*[:：]\s*(?P<value>.*)$")
+METADATA_VALUE_MAX_CHARS = 40
+
+
+def _is_bare_line(line: str) -> bool:
+    """True when ``line`` holds no prose: markup, links, URLs and dates only."""
+    rest = _DATE.sub(" ", _URL.sub(" ", _MD_LINK.sub(" ", line)))
+    return not any(ch.isalnum() for ch in _LINE_MARKUP.sub("", rest))
+
+
+def _is_metadata_line(line: str) -> bool:
+    """``Owner: ops`` / ``**最終更新**：2025年2月10日`` — a short label and a short value."""
+    text = _LINE_MARKUP.sub("", line).strip()
+    match = _METADATA_LINE.match(text)
+    if match is None:
+        return False
+    label = text[: match.start("value")].rstrip(" :：*_")
+    if len(label.split()) > 4 or len(label) > 30:
+        return False
+    value = match.group("value")
+    return _is_bare_line(value) or len(_MD_LINK.sub(r"\1", value)) <= METADATA_VALUE_MAX_CHARS
+
+
+def is_link_or_metadata_only(content: str) -> bool:
+    """True when every non-blank line is a link, URL, date or short metadata line."""
+    lines = [ln for ln in content.splitlines() if ln.strip()]
+    return bool(lines) and all(_is_bare_line(ln) or _is_metadata_line(ln) for ln in lines)
+
+
 def quality_score(content: str, *, binary_format: bool = False) -> float:
     """Score in [0, 1]; below the configured threshold a chunk is hidden from results."""
     if binary_format:
@@ -59,6 +105,8 @@ def quality_score(content: str, *, binary_format: bool = False) -> float:
         score -= SHORT_PENALTY
     if is_boilerplate(text):
         score -= BOILERPLATE_PENALTY
+    elif is_link_or_metadata_only(text):
+        score -= LINK_ONLY_PENALTY
     if "\n" not in text and len(text) < ONE_LINE_CHARS:
         score -= ONE_LINE_PENALTY
     return round(min(1.0, max(0.0, score)), 6)

@@ -29,7 +29,7 @@ class Candidates:
 
 
 def candidate_count(limit: int) -> int:
-    """N = max(50, limit × 5)."""
+    """N = max(50, limit × 5): each leg's cut, and the pool MMR and the reranker draw from."""
     return max(50, limit * 5)
 
 
@@ -55,19 +55,15 @@ def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
     back through the vector leg.
     """
     excluded = set(store.chunk_ids_containing(list(parsed.exclusions)))
-    if parsed.fts_exclusions:
-        phrases = " OR ".join('"' + e.replace('"', '""') + '"' for e in parsed.fts_exclusions)
-        excluded.update(store.fts_match_ids(f"{{heading content}} : ({phrases})"))
+    expression = parsed.fts_exclusion_expression
+    if expression is not None:
+        excluded.update(store.fts_match_ids(expression))
     return excluded
 
 
 def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
                n: int) -> list[tuple[int, float]]:
     return vectors.top_n(query_vec, n, allowed)
-
-
-def _embedding_text(parsed: ParsedQuery) -> str:
-    return parsed.positive_text.strip() or parsed.raw.strip()
 
 
 #: The query embedding runs here while the calling thread does the SQLite
@@ -125,7 +121,7 @@ def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQu
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,
            parsed: ParsedQuery, base_mask: np.ndarray, limit: int) -> Candidates:
     n = candidate_count(limit)
-    query_vec = _EMBED_POOL.submit(embedder.embed_query, _embedding_text(parsed))
+    query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
     allowed = allowed_mask(store, vectors, base_mask, parsed)
     fts = fts_leg(store, config, vectors, parsed, allowed, n)
     return Candidates(vector=vector_leg(query_vec.result(), vectors, allowed, n), fts=fts)

@@ -1,12 +1,37 @@
-"""Reciprocal Rank Fusion of the two legs (docs/search.md, 'Fusion')."""
+"""Fusion of the two legs: Reciprocal Rank Fusion or a convex combination (docs/search.md).
+
+RRF (SPEC §5) looks at ranks only: ``Σ 1 / (rrf_k + rank + 1)``. Its scores
+are nearly flat by construction, and it ignores how far apart two
+candidates are within a leg.
+
+The convex combination (Bruch, Gai & Ingber 2023) looks at scores::
+
+    fused(c) = w · vec(c) + (1 − w) · fts(c)
+
+with ``w`` = ``[search.fusion] vector_weight`` and each leg normalised over
+its own candidate pool:
+
+* ``vec(c) = (cos(c) − cos_min) / (cos_max − cos_min)``: min-max over the
+  vector pool. Every chunk has a cosine, and the pool's minimum is the best
+  score a chunk outside the pool could have, so it maps to 0.
+* ``fts(c) = bm25(c) / bm25_best``: FTS5's bm25 is ≤ 0 and a chunk that does
+  not match scores 0, so 0 is the leg's theoretical minimum (the "TM2C2"
+  normalisation of the paper). A chunk outside the FTS pool gets 0.
+
+Both stay defined for one-hit and tied legs: when a leg's pool has one
+distinct score (one hit, all tied, or a best bm25 of 0) every member of the
+pool gets 1.0. A chunk in only one leg gets 0 from the other. Equal fused
+scores are ordered by chunk id, as in RRF.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+Leg = Sequence[tuple[int, float]]
 
-def reciprocal_rank_fusion(legs: Sequence[Sequence[tuple[int, float]]],
-                           rrf_k: float) -> list[tuple[int, float]]:
+
+def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float) -> list[tuple[int, float]]:
     """``[(chunk_id, fused)]`` best first; each leg adds ``1 / (rrf_k + rank + 1)``.
 
     Ranks count from 0. Equal fused scores are ordered by chunk id, so the
@@ -16,4 +41,46 @@ def reciprocal_rank_fusion(legs: Sequence[Sequence[tuple[int, float]]],
     for leg in legs:
         for rank, (chunk_id, _score) in enumerate(leg):
             fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (rrf_k + rank + 1)
+    return _best_first(fused)
+
+
+def normalise_vector_leg(leg: Leg) -> dict[int, float]:
+    """Min-max of the cosines over the pool; a single distinct score maps to 1.0."""
+    if not leg:
+        return {}
+    scores = [s for _, s in leg]
+    low, high = min(scores), max(scores)
+    if high - low <= 0.0:
+        return {c: 1.0 for c, _ in leg}
+    return {c: (s - low) / (high - low) for c, s in leg}
+
+
+def normalise_fts_leg(leg: Leg) -> dict[int, float]:
+    """bm25 over the best bm25 (theoretical minimum 0); a best of 0 maps everyone to 1.0."""
+    if not leg:
+        return {}
+    best = min(s for _, s in leg)  # bm25: lower is better, all ≤ 0
+    if best >= 0.0:
+        return {c: 1.0 for c, _ in leg}
+    return {c: min(1.0, max(0.0, s / best)) for c, s in leg}
+
+
+def convex_fusion(vector: Leg, fts: Leg, vector_weight: float) -> list[tuple[int, float]]:
+    """``[(chunk_id, w·vec + (1 − w)·fts)]`` best first, legs normalised as above."""
+    vec = normalise_vector_leg(vector)
+    lex = normalise_fts_leg(fts)
+    fused = {c: vector_weight * vec.get(c, 0.0) + (1.0 - vector_weight) * lex.get(c, 0.0)
+             for c in vec.keys() | lex.keys()}
+    return _best_first(fused)
+
+
+def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float,
+         vector_weight: float) -> list[tuple[int, float]]:
+    """The fused ranking of the configured ``method`` ("rrf" or "convex")."""
+    if method == "convex":
+        return convex_fusion(vector, fts, vector_weight)
+    return reciprocal_rank_fusion([vector, fts], rrf_k)
+
+
+def _best_first(fused: dict[int, float]) -> list[tuple[int, float]]:
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

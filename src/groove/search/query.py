@@ -66,6 +66,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from groove.store.fts5 import or_phrases
+
 logger = logging.getLogger("groove.search.query")
 
 PHRASE_CAP = 32
@@ -84,7 +86,8 @@ class ParsedQuery:
     ``phrases`` is what FTS searches: :func:`query_phrases` of ``positive_text``,
     or (step 6) the whole trimmed positive text when that yields nothing and it
     has at least 3 code points.  ``capped`` is true when the 32-phrase cap
-    dropped phrases.
+    dropped phrases. ``whole_text_fallback`` is true when ``phrases`` is the
+    step-6 fallback (match_spans then splits on whitespace instead).
     """
 
     raw: str
@@ -92,6 +95,18 @@ class ParsedQuery:
     exclusions: tuple[str, ...]
     phrases: tuple[str, ...]
     capped: bool
+    whole_text_fallback: bool = False
+
+    @property
+    def model_text(self) -> str:
+        """What the embedder and the reranker read: the positive text, else the raw query
+        (a query of exclusions only still has something to embed)."""
+        return self.positive_text.strip() or self.raw.strip()
+
+    @property
+    def split_phrases(self) -> tuple[str, ...]:
+        """Steps 2-5 only: the phrases without the whole-text fallback (match_spans' terms)."""
+        return () if self.whole_text_fallback else self.phrases
 
     @property
     def fts_exclusions(self) -> tuple[str, ...]:
@@ -112,15 +127,15 @@ class ParsedQuery:
         """
         if not self.phrases:
             return None
-        positive = _or_phrases(self.phrases)
+        positive = or_phrases(self.phrases)
+        excluded = self.fts_exclusion_expression
+        return f"({positive}) NOT {excluded}" if excluded else positive
+
+    @property
+    def fts_exclusion_expression(self) -> str | None:
+        """``{heading content} : ("e1" OR "e2")``: what the exclusions match, or None."""
         excluded = self.fts_exclusions
-        if not excluded:
-            return positive
-        return f"({positive}) NOT {{heading content}} : ({_or_phrases(excluded)})"
-
-
-def _or_phrases(phrases: tuple[str, ...]) -> str:
-    return " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
+        return f"{{heading content}} : ({or_phrases(excluded)})" if excluded else None
 
 
 def parse_query(raw: str) -> ParsedQuery:
@@ -128,16 +143,18 @@ def parse_query(raw: str) -> ParsedQuery:
     text = _UNREPRESENTABLE.sub(" ", raw)
     positive, exclusions = _strip_exclusions(text)
     phrases, capped = _capped_phrases(positive, warn=True)
+    fallback = False
     if not phrases:
         whole = positive.strip()
         if len(whole) >= MIN_PHRASE_CHARS:
-            phrases = [whole]
+            phrases, fallback = [whole], True
     return ParsedQuery(
         raw=raw,
         positive_text=positive,
         exclusions=tuple(dict.fromkeys(exclusions)),
         phrases=tuple(phrases),
         capped=capped,
+        whole_text_fallback=fallback,
     )
 
 

@@ -8,11 +8,12 @@ raw (not normalised) and ties break by chunk id (docs/search.md).
 from __future__ import annotations
 
 from groove.rerankers.base import Reranker
+from groove.search.candidates import candidate_count
 
 
 def rerank_pool_size(limit: int, mmr_on: bool) -> int:
-    """limit×5, at least 50 when MMR will draw from the reranked pool."""
-    return max(50, limit * 5) if mmr_on else limit * 5
+    """limit×5, or the whole candidate pool when MMR will draw from the reranked pool."""
+    return candidate_count(limit) if mmr_on else limit * 5
 
 
 def rerank(query: str, pool: list[tuple[int, float]], texts: list[str],

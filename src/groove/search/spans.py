@@ -1,38 +1,55 @@
 """match_spans: where the query's terms occur in a hit's content (docs/citations.md).
 
-``match_spans`` takes the *positive text* of the query
-(:attr:`groove.search.query.ParsedQuery.positive_text`), never the raw query,
-so an excluded group produces no span.  It returns None (key omitted) when
-spans are not computed, ``[]`` when computed without a match.
+``match_spans`` takes the query after exclusion removal — a
+:class:`~groove.search.query.ParsedQuery` (its phrases are reused, not
+re-parsed) or its *positive text* — never the raw query, so an excluded group
+produces no span. It returns None (key omitted) when spans are not computed,
+``[]`` when computed without a match.
 
-The search runs on UTF-8 bytes: ``bytes.lower`` is exactly the ASCII-only
-fold docs/citations.md describes, and an ASCII term can only match ASCII bytes,
-which never occur inside a multi-byte sequence, so every offset found is
-already a byte offset on a codepoint boundary and no char-to-byte conversion
-is needed.
+The contract search runs on UTF-8 bytes: ``bytes.lower`` is exactly the
+ASCII-only fold docs/citations.md describes, and an ASCII term can only match ASCII
+bytes, which never occur inside a multi-byte sequence, so every offset found is
+already a byte offset on a codepoint boundary.
+
+All-language spans (opt-in, ``all_languages=True``; docs/citations.md): when
+the contract computes spans the result is exactly the contract's. When it does
+not only because a term is non-ASCII, every term is matched with Unicode case
+folding (``str.casefold``) instead. Folding may change a character's length
+(``ß`` → ``ss``), so the search runs on the folded text with a map back to the
+original characters; a match covering part of one character's folding widens
+to the whole character. Offsets are then converted to UTF-8 bytes, so they
+always fall on codepoint boundaries. The other guarantees (sorted, disjoint,
+at most 100, each term's budget) are the contract's.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import accumulate
 
-from groove.search.query import query_phrases
+from groove.search.query import ParsedQuery, query_phrases
 
 MATCH_SPAN_CONTENT_MAX_BYTES = 262144
 MATCH_SPAN_MAX_COUNT = 100
 FALLBACK_TERM_LIMIT = 100
 
+Query = str | ParsedQuery
 
-def match_spans(query_positive_text: str, content: str) -> list[dict[str, int]] | None:
+
+def match_spans(query: Query, content: str, *,
+                all_languages: bool = False) -> list[dict[str, int]] | None:
     """Byte spans of the query's terms in ``content``, folded per docs/citations.md.
 
-    None when the query is empty/whitespace-only, when any term is non-ASCII,
-    when ``content`` exceeds MATCH_SPAN_CONTENT_MAX_BYTES as UTF-8, or when it
-    cannot be encoded as UTF-8 at all (lone surrogates: there are no UTF-8
-    offsets to give).
+    None when the query is empty/whitespace-only, when any term is non-ASCII
+    (unless ``all_languages``), when ``content`` exceeds
+    MATCH_SPAN_CONTENT_MAX_BYTES as UTF-8, or when it cannot be encoded as
+    UTF-8 at all (lone surrogates: there are no UTF-8 offsets to give).
     """
-    terms = match_terms(query_positive_text)
+    terms = _terms(query)
     if terms is None:
+        return None
+    ascii_only = all(t.isascii() for t in terms)
+    if not ascii_only and not all_languages:
         return None
     try:
         data = content.encode("utf-8")
@@ -40,11 +57,29 @@ def match_spans(query_positive_text: str, content: str) -> list[dict[str, int]] 
         return None
     if len(data) > MATCH_SPAN_CONTENT_MAX_BYTES:
         return None
-    return [{"start": s, "end": e} for s, e in fold_spans(_occurrences(terms, data.lower()))]
+    if ascii_only:
+        found = _occurrences(match_terms(query) or (), data.lower())
+    else:
+        found = _unicode_occurrences(terms, content)
+    return [{"start": s, "end": e} for s, e in fold_spans(found)]
+
+
+def _terms(query: Query) -> tuple[str, ...] | None:
+    """The phrases (steps 2-5), else the whitespace split; None for a blank query."""
+    text = query.positive_text if isinstance(query, ParsedQuery) else query
+    if not text.strip():
+        return None
+    if isinstance(query, ParsedQuery):
+        phrases = list(query.split_phrases)
+    else:
+        phrases = query_phrases(text, warn_on_cap=False)
+    if not phrases:
+        phrases = sorted(set(text.split()))[:FALLBACK_TERM_LIMIT]
+    return tuple(phrases)
 
 
 @lru_cache(maxsize=256)
-def match_terms(query_positive_text: str) -> tuple[bytes, ...] | None:
+def match_terms(query: Query) -> tuple[bytes, ...] | None:
     """The lower-cased, deduplicated ASCII terms, or None if spans are not computed.
 
     Terms are query_phrases of the text; only when that is empty, the
@@ -54,19 +89,15 @@ def match_terms(query_positive_text: str) -> tuple[bytes, ...] | None:
     bytes, so counting them twice would only shrink every term's budget.
     Cached because the pipeline calls this once per hit with the same query.
     """
-    if not query_positive_text.strip():
-        return None
-    terms = query_phrases(query_positive_text, warn_on_cap=False)
-    if not terms:
-        terms = sorted(set(query_positive_text.split()))[:FALLBACK_TERM_LIMIT]
-    if not all(t.isascii() for t in terms):
+    terms = _terms(query)
+    if terms is None or not all(t.isascii() for t in terms):
         return None
     return tuple(sorted({t.lower().encode("ascii") for t in terms}))
 
 
 def _occurrences(terms: tuple[bytes, ...], folded: bytes) -> list[tuple[int, int]]:
     """Each term's first ``max(1, 100 // k)`` non-overlapping occurrences."""
-    budget = max(1, MATCH_SPAN_MAX_COUNT // len(terms))
+    budget = max(1, MATCH_SPAN_MAX_COUNT // len(terms)) if terms else 0
     found: list[tuple[int, int]] = []
     for term in terms:
         width = len(term)
@@ -76,6 +107,28 @@ def _occurrences(terms: tuple[bytes, ...], folded: bytes) -> list[tuple[int, int
             found.append((pos, pos + width))
             taken += 1
             pos = folded.find(term, pos + width)
+    return found
+
+
+def _unicode_occurrences(terms: tuple[str, ...], content: str) -> list[tuple[int, int]]:
+    """Like :func:`_occurrences` with Unicode case folding, as UTF-8 byte offsets."""
+    folded_terms = sorted({t.casefold() for t in terms} - {""})
+    if not folded_terms:
+        return []
+    pieces = [ch.casefold() for ch in content]
+    origin = [i for i, piece in enumerate(pieces) for _ in piece]  # folded index -> char
+    folded = "".join(pieces)
+    byte_at = [0, *accumulate(len(ch.encode("utf-8")) for ch in content)]
+    budget = max(1, MATCH_SPAN_MAX_COUNT // len(folded_terms))
+    found: list[tuple[int, int]] = []
+    for term in folded_terms:
+        pos = folded.find(term)
+        taken = 0
+        while pos != -1 and taken < budget:
+            end = pos + len(term)
+            found.append((byte_at[origin[pos]], byte_at[origin[end - 1] + 1]))
+            taken += 1
+            pos = folded.find(term, end)
     return found
 
 

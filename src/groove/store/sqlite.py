@@ -47,6 +47,7 @@ from groove.errors import (
 )
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 from groove.store.base import SCHEMA_VERSION, IndexMeta, Store, StoreStats
+from groove.store.fts5 import or_phrases
 
 log = logging.getLogger("groove.store")
 
@@ -718,7 +719,7 @@ class SQLiteStore(Store):
         found: set[int] = set()
         with self._errors("substring search"):
             if indexed:
-                phrases = " OR ".join('"' + t.replace('"', '""') + '"' for t in indexed)
+                phrases = or_phrases(indexed)
                 sql = (
                     "SELECT id FROM chunks WHERE id IN (SELECT rowid FROM chunks_fts"
                     " WHERE chunks_fts MATCH ?1) AND (" + _instr_any(len(indexed), 2) + ")"

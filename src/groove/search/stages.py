@@ -1,0 +1,76 @@
+"""Which optional stages run for one request: the per-call value, else the config.
+
+One resolver, used by the pipeline (to run the stages) and by ``groove eval``
+(to fingerprint a run), so the two can never disagree about what a request
+means (docs/search.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from groove.config import Config
+from groove.search.request import SearchRequest
+
+
+@dataclasses.dataclass(frozen=True)
+class Stages:
+    """The resolved settings of every optional stage for one request."""
+
+    rerank: bool  # requested (per call, else rerank_by_default); runs only with a reranker
+    fusion_method: str
+    vector_weight: float
+    rrf_k: float
+    max_chunks_per_document: int  # 0 = unlimited
+    mmr: bool
+    mmr_lambda: float
+    mmr_penalty: float
+    parent: bool
+    confidence_ratio: float
+    all_language_spans: bool
+
+    def fingerprint(self, config: Config) -> dict[str, Any]:
+        """The ranking-relevant settings, as plain JSON values, for eval history."""
+        fusion = config.search.fusion
+        pr = config.search.parent_retriever
+        return {
+            "reranker": config.reranker if self.rerank else None,
+            "fusion": {
+                "method": self.fusion_method, "vector_weight": self.vector_weight,
+                "rrf_k": self.rrf_k, "bm25_heading_weight": fusion.bm25_heading_weight,
+                "bm25_context_weight": fusion.bm25_context_weight,
+                "bm25_content_weight": fusion.bm25_content_weight,
+            },
+            "max_chunks_per_document": self.max_chunks_per_document,
+            "mmr": {"enabled": self.mmr, "lambda": self.mmr_lambda,
+                    "same_doc_penalty": self.mmr_penalty},
+            "parent_retriever": {"enabled": self.parent,
+                                 "whole_doc_threshold_tokens": pr.whole_doc_threshold_tokens,
+                                 "max_expanded_tokens": pr.max_expanded_tokens},
+        }
+
+
+def _pick(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def resolve_stages(request: SearchRequest, config: Config) -> Stages:
+    """Per-call values where given, config values otherwise."""
+    search = config.search
+    return Stages(
+        rerank=bool(_pick(request.rerank, config.rerank_by_default)),
+        fusion_method=_pick(getattr(request, "fusion", None), search.fusion.method),
+        vector_weight=_pick(getattr(request, "fusion_vector_weight", None),
+                            search.fusion.vector_weight),
+        rrf_k=search.fusion.rrf_k,
+        max_chunks_per_document=_pick(getattr(request, "max_chunks_per_document", None),
+                                      search.max_chunks_per_document),
+        mmr=_pick(request.mmr, search.mmr.enabled),
+        mmr_lambda=_pick(request.mmr_lambda, search.mmr.lambda_),
+        mmr_penalty=_pick(request.mmr_same_doc_penalty, search.mmr.same_doc_penalty),
+        parent=_pick(request.parent_retriever, search.parent_retriever.enabled),
+        confidence_ratio=_pick(request.min_confidence_ratio, search.min_confidence_ratio),
+        all_language_spans=bool(_pick(getattr(request, "all_language_spans", None),
+                                      search.all_language_spans)),
+    )
