@@ -58,7 +58,7 @@ def test_status_lines_after_indexing(kb_dir):
     assert lines["Documents"] == "2"
     assert lines["Chunks"] == "2"
     assert lines["Model"] == "multilingual-e5-small"
-    assert lines["Context mode"] == "off"
+    assert lines["Context mode"] == "static"  # contextual mode is the default
     assert lines["Index"] == str(kb_dir / ".groove.db")
     assert lines["Last indexed"] != "never"
     assert lines["Unreadable tags"] == "0"

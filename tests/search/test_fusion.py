@@ -1,5 +1,6 @@
-"""Reciprocal Rank Fusion (SPEC §5): exact numbers, deterministic ties, and the
-all-stages-off pipeline returning exactly the fused ranking of its two legs."""
+"""Fusion (docs/search.md): RRF and the convex combination — exact numbers, one-hit and
+tied legs, deterministic ties, and the all-stages-off pipeline returning exactly the
+fused ranking of its two legs, for both methods."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from searchkit import DIM, Corpus, FixedQueryEmbedder, Sec, unit
 
-from groove.search.fusion import reciprocal_rank_fusion
+from groove.search.fusion import (
+    convex_fusion,
+    normalise_fts_leg,
+    normalise_vector_leg,
+    reciprocal_rank_fusion,
+)
 from groove.search.query import parse_query
 
 
@@ -84,6 +90,18 @@ def mixed(corpus_factory) -> Corpus:
     return corpus
 
 
+def independent_legs(corpus: Corpus, query: str, limit: int
+                     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """The two legs recomputed from the store's raw data."""
+    ids, matrix = corpus.store.load_vectors()
+    n = max(50, limit * 5)
+    cos = matrix @ corpus.embedder.embed_query(query)
+    vector = sorted(zip(ids.tolist(), cos.tolist(), strict=True), key=lambda t: (-t[1], t[0]))[:n]
+    expression = parse_query(query).fts_expression
+    fts = sorted(corpus.store.fts_search(expression, (2.0, 1.0, 1.0)), key=lambda t: (t[1], t[0]))[:n]
+    return vector, fts
+
+
 def independent_fusion(corpus: Corpus, query: str, limit: int, k: float) -> list[tuple[int, float]]:
     """The two legs recomputed from the store's raw data, fused by the SPEC formula."""
     ids, matrix = corpus.store.load_vectors()
@@ -103,10 +121,33 @@ def independent_fusion(corpus: Corpus, query: str, limit: int, k: float) -> list
                                                     ("kernel socket runtime", 7, 3.0)])
 def test_all_stages_off_output_is_the_fused_ranking(mixed: Corpus, query: str, limit: int,
                                                     k: float) -> None:
-    config = mixed.config(search={"fusion": {"rrf_k": k}, "min_confidence_ratio": 0})
+    config = mixed.config(search={"fusion": {"method": "rrf", "rrf_k": k},
+                                  "min_confidence_ratio": 0, "max_chunks_per_document": 0})
     response = mixed.search(query, limit=limit, config=config, rerank=False, mmr=False,
                             parent_retriever=False)
     expected = independent_fusion(mixed, query, limit, k)
+    got = [(h.chunk_id, h.score) for h in response.results]
+    assert [c for c, _ in got] == [c for c, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected])
+
+
+@pytest.mark.parametrize(("query", "limit", "w"), [("tokio spawn", 5, 0.5), ("garden tomato", 20, 0.8),
+                                                    ("kernel socket runtime", 7, 0.0)])
+def test_all_stages_off_output_is_the_convex_ranking(mixed: Corpus, query: str, limit: int,
+                                                     w: float) -> None:
+    config = mixed.config(search={"fusion": {"method": "convex", "vector_weight": w},
+                                  "min_confidence_ratio": 0, "max_chunks_per_document": 0})
+    response = mixed.search(query, limit=limit, config=config, rerank=False, mmr=False,
+                            parent_retriever=False)
+    vector, fts = independent_legs(mixed, query, limit)
+    lo, hi = min(s for _, s in vector), max(s for _, s in vector)
+    best = min(s for _, s in fts)
+    fused: dict[int, float] = {}
+    for c, s in vector:
+        fused[c] = w * (s - lo) / (hi - lo)
+    for c, s in fts:
+        fused[c] = fused.get(c, 0.0) + (1 - w) * s / best
+    expected = sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:limit]
     got = [(h.chunk_id, h.score) for h in response.results]
     assert [c for c, _ in got] == [c for c, _ in expected]
     assert [s for _, s in got] == pytest.approx([s for _, s in expected])
@@ -128,3 +169,56 @@ def test_vector_ties_at_the_cut_are_broken_by_chunk_id(fixed: Corpus) -> None:
     response = fixed.search("zz", limit=100)  # under 3 characters: vector leg only
     assert [h.chunk_id for h in response.results] == sorted(ids)[:100]
     assert fixed.search("zz", limit=3).results[0].chunk_id == min(ids)
+
+
+# --- convex combination --------------------------------------------------------------
+
+
+def test_convex_normalises_each_leg_and_mixes_them_by_the_weight() -> None:
+    vector = [(10, 0.9), (20, 0.8), (30, 0.5)]
+    fts = [(30, -4.0), (40, -1.0)]
+    # vec: 10 → 1, 20 → 0.3/0.4 = 0.75, 30 → 0; fts: 30 → 1, 40 → 0.25.
+    fused = convex_fusion(vector, fts, vector_weight=0.6)
+    assert fused == [(10, pytest.approx(0.6)), (20, pytest.approx(0.45)),
+                     (30, pytest.approx(0.4)), (40, pytest.approx(0.1))]
+
+
+def test_a_one_hit_leg_scores_its_hit_one_and_ties_break_by_id() -> None:
+    assert normalise_vector_leg([(5, 0.3)]) == {5: 1.0}
+    assert normalise_fts_leg([(6, -2.0)]) == {6: 1.0}
+    assert convex_fusion([(5, 0.3)], [(6, -2.0)], vector_weight=0.5) == [(5, 0.5), (6, 0.5)]
+
+
+def test_tied_legs_and_a_zero_bm25_stay_defined() -> None:
+    assert normalise_vector_leg([(1, 0.7), (2, 0.7)]) == {1: 1.0, 2: 1.0}
+    assert normalise_fts_leg([(1, 0.0), (2, 0.0)]) == {1: 1.0, 2: 1.0}
+    assert normalise_vector_leg([]) == {} and normalise_fts_leg([]) == {}
+
+
+def test_a_weak_lexical_match_stays_weak_next_to_a_strong_one() -> None:
+    """bm25 is scaled by the best score, not min-max: the second of two matches keeps
+    its share instead of dropping to 0 like a non-match."""
+    assert normalise_fts_leg([(1, -10.0), (2, -2.0)]) == {1: 1.0, 2: pytest.approx(0.2)}
+
+
+legs = st.lists(st.tuples(st.integers(0, 40), st.floats(-1, 1)), unique_by=lambda t: t[0],
+                max_size=20)
+bm25_legs = st.lists(st.tuples(st.integers(0, 40), st.floats(-50, 0)), unique_by=lambda t: t[0],
+                     max_size=20)
+
+
+@given(legs, bm25_legs, st.floats(0, 1))
+def test_convex_scores_are_in_the_unit_interval_sorted_with_id_ties(vector, fts, w) -> None:
+    fused = convex_fusion(vector, fts, vector_weight=w)
+    assert {c for c, _ in fused} == {c for c, _ in vector} | {c for c, _ in fts}
+    assert all(-1e-12 <= s <= 1 + 1e-12 for _, s in fused)
+    assert [item for item in fused] == sorted(fused, key=lambda t: (-t[1], t[0]))
+
+
+@given(legs)
+def test_weight_one_is_the_vector_order(vector) -> None:
+    fused = convex_fusion(sorted(vector, key=lambda t: -t[1]), [], vector_weight=1.0)
+    by_score = sorted(vector, key=lambda t: (-t[1], t[0]))
+    assert [s for _, s in by_score] == sorted((s for _, s in vector), reverse=True)
+    assert [c for c, _ in fused] == [c for c, _ in sorted(
+        ((c, v) for c, v in normalise_vector_leg(vector).items()), key=lambda t: (-t[1], t[0]))]

@@ -159,7 +159,7 @@ class TransportConfig(_Section):
 
 
 FusionMethod = Literal["rrf", "convex"]
-FUSION_METHODS: tuple[str, ...] = get_args(FusionMethod)
+MAX_CHUNKS_PER_DOCUMENT = 100
 
 
 class FusionConfig(_Section):
@@ -204,8 +204,6 @@ class VectorsConfig(_Section):
     ann_build_threads: int = Field(
         0, ge=0, le=256, description="an integer in 0..256 (0: half the CPU cores)")
 
-
-MAX_CHUNKS_PER_DOCUMENT = 100
 
 
 class SearchConfig(_Section):

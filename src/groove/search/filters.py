@@ -137,4 +137,6 @@ def filter_applied(request: SearchRequest) -> dict[str, Any]:
         out["include_low_quality"] = True
     if request.min_confidence_ratio is not None:
         out["min_confidence_ratio"] = request.min_confidence_ratio
+    if request.max_chunks_per_document is not None:
+        out["max_chunks_per_document"] = request.max_chunks_per_document
     return out

@@ -48,6 +48,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
 
+from groove.config.model import MAX_CHUNKS_PER_DOCUMENT, FusionMethod
 from groove.errors import InvalidArgument
 
 #: Input bounds (docs/search.md, "Limits").
@@ -129,6 +130,19 @@ class SearchRequest(BaseModel):
     parent_retriever: bool | None = Field(
         None, description="Expand hits with their whole short document or sibling chunks "
                           "(default: server setting).")
+    fusion: FusionMethod | None = Field(
+        None, description="How the two legs are fused: rank-based RRF or the convex "
+                          "combination of normalised scores (default: server setting).")
+    fusion_vector_weight: float | None = Field(
+        None, ge=0.0, le=1.0, description="Convex fusion's weight on the vector leg "
+                                          "(default: server setting).")
+    max_chunks_per_document: int | None = Field(
+        None, ge=0, le=MAX_CHUNKS_PER_DOCUMENT,
+        description="At most this many hits from one document; 0 = unlimited "
+                    "(default: server setting).")
+    all_language_spans: bool | None = Field(
+        None, description="Also compute match_spans for non-ASCII terms, with Unicode case "
+                          "folding (default: server setting).")
 
     def __init__(self, **data: Any) -> None:
         try:

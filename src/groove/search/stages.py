@@ -60,17 +60,17 @@ def resolve_stages(request: SearchRequest, config: Config) -> Stages:
     search = config.search
     return Stages(
         rerank=bool(_pick(request.rerank, config.rerank_by_default)),
-        fusion_method=_pick(getattr(request, "fusion", None), search.fusion.method),
-        vector_weight=_pick(getattr(request, "fusion_vector_weight", None),
+        fusion_method=_pick(request.fusion, search.fusion.method),
+        vector_weight=_pick(request.fusion_vector_weight,
                             search.fusion.vector_weight),
         rrf_k=search.fusion.rrf_k,
-        max_chunks_per_document=_pick(getattr(request, "max_chunks_per_document", None),
+        max_chunks_per_document=_pick(request.max_chunks_per_document,
                                       search.max_chunks_per_document),
         mmr=_pick(request.mmr, search.mmr.enabled),
         mmr_lambda=_pick(request.mmr_lambda, search.mmr.lambda_),
         mmr_penalty=_pick(request.mmr_same_doc_penalty, search.mmr.same_doc_penalty),
         parent=_pick(request.parent_retriever, search.parent_retriever.enabled),
         confidence_ratio=_pick(request.min_confidence_ratio, search.min_confidence_ratio),
-        all_language_spans=bool(_pick(getattr(request, "all_language_spans", None),
+        all_language_spans=bool(_pick(request.all_language_spans,
                                       search.all_language_spans)),
     )
