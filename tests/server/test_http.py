@@ -134,7 +134,8 @@ def test_get_document_list_topics_best_practice_graph(http_server):
 
 def test_best_practice_missing_section_and_target_are_clear_errors(http_server):
     missing = run(call(http_server.mcp_url, "get_best_practice", {"target": "nothing-here"}))
-    assert missing.is_error and "tried: best-practices/nothing-here.md" in text_of(missing)
+    assert missing.is_error and "no best-practice document for 'nothing-here'" in text_of(missing)
+    assert "best-practices/" not in text_of(missing)  # the probed paths stay private
     section = run(call(http_server.mcp_url, "get_best_practice",
                        {"target": "logging", "category": "Nope"}))
     assert section.is_error and "Levels" in text_of(section)

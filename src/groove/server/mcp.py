@@ -16,7 +16,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.server.mcpserver.tools.base import Tool
+from mcp.shared.exceptions import MCPError
 from mcp.types import Resource as MCPResource
+from mcp_types import INVALID_PARAMS
 
 from groove._version import __version__
 from groove.errors import GrooveError, NotFound
@@ -49,11 +51,37 @@ _URI_SECURITY = ResourceSecurity()
 
 
 class GrooveMCPServer(MCPServer):
-    """MCPServer whose resource list is the KB's current topic groups."""
+    """MCPServer whose resource list is the KB's current topic groups, and whose
+    prompts refuse bad arguments by name (the SDK answers "Internal server error")."""
 
     def __init__(self, state: ServerState, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.groove_state = state
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Any = None) -> Any:
+        known = {p.name: p for p in await self.list_prompts()}
+        if name not in known:
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; available: "
+                                           f"{', '.join(sorted(known))}")
+        declared = {a.name: a for a in known[name].arguments or []}
+        given = dict(arguments or {})
+        accepted = ", ".join(declared) or "none"
+        if unknown := sorted(set(given) - set(declared)):
+            raise MCPError(INVALID_PARAMS, f"prompt {name!r} does not take {', '.join(unknown)}; "
+                                           f"accepted arguments: {accepted}")
+        if missing := [a for a in declared.values() if a.required and not given.get(a.name)]:
+            raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs the argument "
+                                           f"{', '.join(repr(a.name) for a in missing)} (accepted: {accepted})")
+        try:
+            return await super().get_prompt(name, given, context)
+        except ValueError as exc:  # the SDK wraps a prompt's InvalidArgument in ValueErrors
+            cause: BaseException | None = exc
+            while cause is not None and not isinstance(cause, GrooveError):
+                cause = cause.__cause__
+            if cause is None:
+                raise
+            raise MCPError(INVALID_PARAMS, f"prompt {name!r}: {cause}") from None
 
     async def list_resources(self) -> list[MCPResource]:
         groups = await anyio.to_thread.run_sync(_topic_groups, self.groove_state.kb)

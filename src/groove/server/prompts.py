@@ -6,8 +6,14 @@ Every prompt tells the model the same three rules: cite paths, pass on
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
+
+from groove.errors import InvalidArgument
+
+#: ``whats_new`` without ``since`` looks this many days back.
+WHATS_NEW_DEFAULT_DAYS = 30
 
 RULES = (
     "Rules: cite the `path` of every document you rely on (e.g. `notes/setup.md`). "
@@ -40,15 +46,34 @@ def deep_dive(question: str) -> str:
 
 
 def whats_new(since: str = "") -> str:
-    """What changed or was added in the knowledge base recently."""
-    window = f"since {since}" if since else "recently"
-    bound = f" (pass `date_from: \"{since}\"` to `search`)" if since else ""
+    """What changed or was added in the knowledge base since a date (default: 30 days ago)."""
+    start = since_date(since)
     return (
-        f"Report what is new in the knowledge base {window}{bound}. Search broad terms "
-        "from `list_topics`, and list the new or updated documents with one line each on "
-        "what they add. Documents without a date cannot be placed in time: say so.\n\n"
-        + RULES
+        f"Report what is new in the knowledge base since {start} (pass "
+        f"`date_from: \"{start}\"` to `search`). Search broad terms from `list_topics`, and "
+        "list the new or updated documents with one line each on what they add. Documents "
+        "without a date cannot be placed in time and are left out by `date_from`: say so, "
+        "and run one search without it if undated documents may matter.\n\n" + RULES
     )
+
+
+def since_date(since: str, today: datetime.date | None = None) -> str:
+    """``since`` as an ISO date (YYYY-MM-DD); empty means 30 days before ``today``.
+
+    Anything else is refused: a date the search cannot compare would silently
+    filter every document away.
+    """
+    today = today or datetime.date.today()
+    text = since.strip()
+    if not text:
+        return (today - datetime.timedelta(days=WHATS_NEW_DEFAULT_DAYS)).isoformat()
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise InvalidArgument(
+            f"since {since!r} is not an ISO date; accepted: YYYY-MM-DD (e.g. "
+            f"{today.isoformat()}), or leave it out for the last {WHATS_NEW_DEFAULT_DAYS} days"
+        ) from None
 
 
 def find_gaps(topic: str = "") -> str:
@@ -58,8 +83,9 @@ def find_gaps(topic: str = "") -> str:
         f"Find gaps in the knowledge base {scope}: questions a reader would ask that "
         "no document answers, documents that contradict each other, and stale material. "
         "Use `search` to probe each candidate gap; a `low_confidence` response or no "
-        "results is evidence of a gap. List each gap with the searches that showed it.\n\n"
-        + RULES
+        "results is evidence of a gap. List each gap with the searches that showed it. "
+        "Finding no gap is not proof of coverage: say which areas you probed and that "
+        "others may still be missing.\n\n" + RULES
     )
 
 

@@ -270,7 +270,8 @@ def best_practice(kb: "KnowledgeBase", target: str, category: str | None) -> dic
     the KB by rule (:class:`~groove.indexing.fileset.FileSet`) are returned;
     anything else (``.git/…``, ``node_modules/…``, a ``.grooveignore``d file,
     a file not indexed) counts as absent, so this tool reads nothing that
-    indexing excludes.
+    indexing excludes. "Not found" does not list the probed paths
+    (docs/mcp.md, "get_best_practice").
     """
     from groove.indexing.fileset import FileSet
 
@@ -280,10 +281,8 @@ def best_practice(kb: "KnowledgeBase", target: str, category: str | None) -> dic
                           "path_templates in groove.toml, e.g. [\"best-practices/{target}.md\"]")
     check_rel_path(target, what="target")
     files = FileSet.from_config(kb.config)
-    tried = []
     for template in templates:
         rel = check_rel_path(template.replace("{target}", target), what="best-practice path")
-        tried.append(rel)
         if not files.includes(rel):
             continue
         try:
@@ -293,7 +292,10 @@ def best_practice(kb: "KnowledgeBase", target: str, category: str | None) -> dic
         text = markdown_section(doc.text, category, rel) if category else doc.text
         return {"path": rel, "uri": doc_uri(rel), "category": category, "text": text,
                 "truncated": doc.truncated}
-    raise NotFound(f"no best-practice document for {target!r}; tried: {', '.join(tried)}")
+    # The probed paths are the operator's layout, not the caller's business (and the
+    # system groove follows does not show them): say how many, and what to do instead.
+    raise NotFound(f"no best-practice document for {target!r} ({len(templates)} configured "
+                   "location(s) checked); use search to find related documents")
 
 
 def markdown_section(text: str, heading: str, rel: str) -> str:
