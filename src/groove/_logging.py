@@ -17,7 +17,7 @@ THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp", "sta
                        "sse_starlette", "httpx", "httpcore", "watchfiles")
 
 
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]
     """A stream handler that writes to whatever ``sys.stderr`` is *now*.
 
     A handler bound to the stderr of the first call would keep writing to a
@@ -27,7 +27,7 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property  # type: ignore[override,unused-ignore]
     def stream(self) -> object:
         return sys.stderr
 

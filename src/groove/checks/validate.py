@@ -349,7 +349,7 @@ def run_validate(kb_path: Path, schema_path: Path | None = None, fail_fast: bool
         config = Config.defaults_for(kb_path)
     kb = Path(config.kb_path)
     explicit = schema_path is not None
-    schema = Path(os.path.abspath(schema_path)) if explicit else kb / SCHEMA_FILENAME
+    schema = Path(os.path.abspath(schema_path)) if schema_path is not None else kb / SCHEMA_FILENAME
     report = ValidateReport(kb_path=kb, schema=str(schema))
     if not schema.is_file():
         if explicit:

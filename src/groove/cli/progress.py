@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from groove.indexing.indexer import IndexSummary, Reporter
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 #: How often the non-TTY ``--progress`` mode prints a ``Progress:`` line.
 PROGRESS_LINE_INTERVAL_S = 2.0
@@ -60,7 +64,7 @@ class Bar(Reporter):
             "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
             TimeRemainingColumn(), console=Console(stderr=True), transient=True,
         )
-        self._task = None
+        self._task: TaskID | None = None
 
     def start(self, total: int) -> None:
         self._progress.start()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -54,7 +56,7 @@ def _kb_folder(kb_path: Path | None, config_path: Path | None, name: str | None)
     return load_config(config_path=config_path, kb_path=kb_path).kb_path
 
 
-def _lookup_options(func):  # type: ignore[no-untyped-def]
+def _lookup_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
                         help="Find the service of the KB this groove.toml names.")(func)
     func = click.option("--kb-path", type=click.Path(path_type=Path), default=None,

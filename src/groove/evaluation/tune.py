@@ -20,7 +20,7 @@ import dataclasses
 import itertools
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,7 +106,7 @@ def _best(scores: dict[FusionParams, float], baseline: FusionParams, order: Sequ
     return next(p for p in order if scores[p] >= top - 1e-12)
 
 
-def nested_loqo(rr: dict[FusionParams, Sequence[float]], baseline: FusionParams) -> CrossValidation:
+def nested_loqo(rr: Mapping[FusionParams, Sequence[float]], baseline: FusionParams) -> CrossValidation:
     """Leave-one-query-out over ``rr[cell][query]`` reciprocal ranks.
 
     The inner loop is a mean over the n−1 remaining queries (there is nothing

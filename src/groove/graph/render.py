@@ -137,8 +137,8 @@ def render_svg(graph: dict[str, Any]) -> str:
     if note:
         out.append(f'<text class="truncation" x="{_MARGIN}" y="38" fill="#b00020">{_esc(note)}</text>')
     for d in range(max_depth + 1):
-        x = _MARGIN + d * (_BOX_W + _COL_GAP)
-        out.append(f'<text x="{x}" y="{_TOP - 6}" fill="#555555">depth {d}</text>')
+        column_x = _MARGIN + d * (_BOX_W + _COL_GAP)
+        out.append(f'<text x="{column_x}" y="{_TOP - 6}" fill="#555555">depth {d}</text>')
     out.append('<g class="edges" stroke="#888888" fill="none">')
     for node in nodes:
         parent = node["parent_id"]

@@ -273,6 +273,9 @@ def _rename_source(digest: str, vanished: dict[str, str]) -> str | None:
 
 def _parse(run: _Run, rel_path: str, data: bytes) -> ParsedDocument | None:
     parser = get_parser_for(rel_path, run.config.parsers.enabled)
+    if parser is None:  # the file set admits only extensions an enabled parser handles
+        _skip(run, rel_path, "no enabled parser handles this extension")
+        return None
     try:
         parsed = parser.parse(data, rel_path)
     except GrooveError as exc:

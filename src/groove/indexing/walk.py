@@ -29,12 +29,8 @@ from pathlib import Path, PurePosixPath
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from groove.config import ALWAYS_EXCLUDED_DIRS
 from groove.errors import PathRefused
-
-try:
-    from groove.config import ALWAYS_EXCLUDED_DIRS
-except ImportError:  # config not importable at this point: same values, kept in sync by tests
-    ALWAYS_EXCLUDED_DIRS: tuple[str, ...] = (".git", ".svn", "node_modules")
 
 log = logging.getLogger("groove.indexing.walk")
 

@@ -37,7 +37,7 @@ def mmr_select(
     docs_picked: set[int] = set()
     remaining = list(range(len(pool)))
     while remaining and len(picked) < limit:
-        best, best_value = None, -np.inf
+        best, best_value = remaining[0], -np.inf
         for i in remaining:
             redundancy = max_sim[i] if picked else 0.0
             value = lam * rel[i] - (1 - lam) * redundancy

@@ -76,7 +76,7 @@ def _rerank_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, s
     rows = store.get_chunks([c for c, _ in pool])
     pool = [(c, s) for c, s in pool if c in rows]  # deleted since the refresh
     texts = [passage_text(rows[c].context, rows[c].content) for c, _ in pool]
-    active = scorer or get_reranker(config.reranker, config.model_cache_dir)
+    active = scorer or get_reranker(config.reranker or "", config.model_cache_dir)
     return rerank(parsed.model_text, pool, texts, active), rows
 
 

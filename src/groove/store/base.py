@@ -145,13 +145,13 @@ class Store(ABC):
 
     @abstractmethod
     def fts_search(
-        self, expression: str, weights: tuple[float, float, float]
+        self, expression: str, weights: tuple[float, float, float], limit: int | None = None
     ) -> list[tuple[int, float]]:
         """``[(chunk_id, bm25)]`` best first for an FTS5 MATCH expression.
 
         ``weights`` are (heading, context, content). bm25 is "lower is better"
-        as SQLite returns it. An expression SQLite rejects raises GrooveError,
-        never sqlite3.Error.
+        as SQLite returns it. ``limit`` caps the rows returned (None: all). An
+        expression SQLite rejects raises GrooveError, never sqlite3.Error.
         """
 
     def phrase_row_counts(self, phrases: Sequence[str]) -> dict[str, int]:

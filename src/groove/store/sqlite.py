@@ -407,7 +407,7 @@ class SQLiteStore(Store):
         with self._write(f"writing {doc.path}") as conn:
             row = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
             if row is None:
-                doc_id = conn.execute(
+                doc_id: int | None = conn.execute(
                     "INSERT INTO documents(path, sha256, title, category, topic, date, tags,"
                     " tags_invalid, metadata, size, mtime, binary_format, indexed_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -417,6 +417,7 @@ class SQLiteStore(Store):
                 doc_id = row[0]
                 self._update_document(conn, doc_id, doc)
                 conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            assert doc_id is not None  # sqlite3 sets lastrowid after an INSERT
             self._insert_chunks(conn, doc_id, chunks, blobs)
 
     def _vector_blobs(
@@ -826,7 +827,10 @@ def _document_row(r: tuple[Any, ...]) -> DocumentRow:
 
 
 def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
-    return ChunkRow(*r[:14], tags=_tags(r[14]), binary_format=bool(r[15]))
+    (chunk_id, doc_id, index, heading, level, context, content, token_count, quality, path, title,
+     category, topic, date, tags, binary_format) = r[:16]
+    return ChunkRow(chunk_id, doc_id, index, heading, level, context, content, token_count,
+                    quality, path, title, category, topic, date, _tags(tags), bool(binary_format))
 
 
 def _tags(raw: str | None) -> tuple[str, ...]:
