@@ -26,7 +26,7 @@ from groove.search.request import SearchRequest
 @click.option("--no-history", is_flag=True, help="Compare with the history but do not record this run.")
 @format_option("text", "json", default="text")
 @kb_options(overrides=search_overrides)
-@search_options
+@search_options(omit=("limit",))  # the golden set's k decides the depth
 def eval_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
                  fail_on_regression: bool, no_history: bool, fmt: str) -> None:
     """Report recall@k, MRR and nDCG@k, with arrows against the previous compatible run."""

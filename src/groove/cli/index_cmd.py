@@ -27,5 +27,8 @@ def _overrides(kwargs: dict) -> dict:
 @kb_options(overrides=_overrides)
 def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool) -> None:
     """Index KB_PATH incrementally: changed files are re-embedded, renames kept, deletions applied."""
+    if quiet and progress:
+        raise click.UsageError("--quiet and --progress contradict each other (--quiet prints only "
+                               "the summary, --progress adds a progress display); pass one of them")
     summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress))
     click.echo(json.dumps(summary.to_json()) if as_json else summary.line())

@@ -106,14 +106,20 @@ def _search_flag(name: str, info: FieldInfo) -> Callable[[Callable[..., Any]], C
     return click.option(flag, name, type=param_type, default=None, help=help_text)
 
 
-def search_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def search_options(func: Callable[..., Any] | None = None, *,
+                   omit: tuple[str, ...] = ()) -> Any:
     """Every search parameter as a flag, plus ``--reranker``; passes ``base_request``.
 
     The flags are derived from :class:`SearchRequest` (query left empty: the
     command fills it in); bounds are checked by the model, so the messages
-    match the library's and the MCP tool's.
+    match the library's and the MCP tool's. ``omit`` leaves out fields a
+    command sets itself (``eval``/``tune`` search as deep as the golden set's
+    largest k, so they offer no ``--limit``).
     """
-    fields = {name: info for name, info in SearchRequest.model_fields.items() if name != "query"}
+    if func is None:
+        return functools.partial(search_options, omit=omit)
+    fields = {name: info for name, info in SearchRequest.model_fields.items()
+              if name != "query" and name not in omit}
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:

@@ -20,8 +20,10 @@ def _overrides(kwargs: dict) -> dict:
 @cli.command("serve")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default=None,
               help="MCP transport (default from groove.toml, else stdio).")
-@click.option("--port", type=click.IntRange(1, 65535), default=None, help="HTTP port (default 3100).")
-@click.option("--bind", default=None, help="HTTP bind address HOST:PORT (default 127.0.0.1:3100).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None,
+              help="HTTP port, keeping the configured host (default 3100; not with --bind).")
+@click.option("--bind", default=None,
+              help="HTTP bind address HOST:PORT (default 127.0.0.1:3100; not with --port).")
 @click.option("--i-know", is_flag=True,
               help="Allow a non-loopback bind (there is no authentication: anyone who reaches the port reads the KB).")
 @click.option("--no-watch", is_flag=True, help="Do not watch the folder for changes.")
@@ -29,6 +31,9 @@ def _overrides(kwargs: dict) -> dict:
 def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bind: str | None,
                   i_know: bool, no_watch: bool) -> None:
     """Serve the knowledge base to MCP clients (builds the index first when there is none)."""
+    if bind is not None and port is not None:
+        raise click.UsageError(f"--bind {bind} and --port {port} both name the port; pass "
+                               "--bind HOST:PORT alone, or --port alone to keep the configured host")
     from groove.server import serve
 
     kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))

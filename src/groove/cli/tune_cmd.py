@@ -23,7 +23,7 @@ from groove.search.request import SearchRequest
 @golden_option
 @format_option("text", "json", default="text")
 @kb_options(overrides=search_overrides)
-@search_options
+@search_options(omit=("limit",))  # every query searches SEARCH_DEPTH deep
 def tune_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None, fmt: str) -> None:
     """Sweep rrf_k and the bm25 weights with nested leave-one-query-out cross-validation."""
     from groove.evaluation.tune import run_tune
