@@ -79,6 +79,9 @@ class KnowledgeBase:
         #: Serialises whole indexing runs (CLI, watcher, rebuild_index).
         self._index_lock = threading.Lock()
         self._store: Store | None = None
+        #: (st_dev, st_ino) of the file the store was opened on: a file replaced
+        #: since (``index --force`` recovering a damaged index) is reopened.
+        self._store_file: tuple[int, int] | None = None
         self._embedder = embedder
         self._vectors: Any = None
         self._scorer: Any = None
@@ -105,7 +108,9 @@ class KnowledgeBase:
     def _open_store(self, *, create: bool) -> Store:
         from groove.store import open_store
 
-        return open_store(self.db_path, create=create)
+        store = open_store(self.db_path, create=create)
+        self._store_file = _file_identity(self.db_path)
+        return store
 
     @property
     def embedder(self) -> Embedder:
@@ -231,11 +236,15 @@ class KnowledgeBase:
 
     @contextmanager
     def _reopen_if_damaged(self) -> Iterator[None]:
-        """On a damaged index, let the error through and drop the store.
+        """Reopen an index file replaced since it was opened; drop a damaged one.
 
-        A long-running server then reopens the path on the next call, which
-        finds the rebuilt file once ``groove index --force`` has replaced it.
+        A long-running server thus serves the rebuilt file as soon as
+        ``groove index --force`` has swapped it in (one ``stat`` per call), and
+        after a damage error it reopens the path on the next call.
         """
+        if self._store is not None and self._store_file != _file_identity(self.db_path):
+            log.info("the index file %s was replaced: reopening it", self.db_path)
+            self._drop_store()
         try:
             yield
         except CorruptIndexError:
@@ -252,8 +261,8 @@ class KnowledgeBase:
         from groove.indexing.walk import read_file_safely
         from groove.parsers import get_parser_for
 
-        with self._reopen_if_damaged():
-            row = self.store.get_document(rel_path)
+        with self.reading() as store:
+            row = store.get_document(rel_path)
         if row is None:
             raise NotFound(f"{rel_path!r} is not an indexed document; list_topics shows what is")
         if not FileSet.from_config(self.config).includes(rel_path):
@@ -280,10 +289,10 @@ class KnowledgeBase:
         """The `groove status` fields; raises NoIndexError when there is no index."""
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
-        with self._reopen_if_damaged():
-            self.store.check_health()
-            meta = self.store.meta()
-            stats = self.store.stats()
+        with self.reading() as store:
+            store.check_health()
+            meta = store.meta()
+            stats = store.stats()
         last = stats.last_indexed or meta.last_indexed
         return {
             "documents": stats.documents,
@@ -304,6 +313,14 @@ class KnowledgeBase:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _iso(ts: float | None) -> str | None:

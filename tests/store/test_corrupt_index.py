@@ -180,3 +180,19 @@ def test_read_only_folder_and_index_for_real(kb_dir):
         kb_dir.chmod(0o755)
         db.chmod(0o644)
     assert result.exit_code == 2 and "permissions problem" in result.stderr
+
+
+def test_a_running_kb_reads_the_file_that_replaced_its_index(kb_dir, make_kb, write_files):
+    """`index --force` swaps a new file in: an open KnowledgeBase follows it at its next call."""
+    from groove.search.request import SearchRequest
+
+    kb = make_kb(kb_dir)
+    assert kb.list_documents()
+    other = write_files(kb_dir.parent / "other", {"only.md": "# Only\n\nThe ibis note.\n"})
+    fresh = make_kb(other)
+    fresh.index()
+    fresh.close()
+    os.replace(other / ".groove.db", kb_dir / ".groove.db")
+    assert [d.path for d in kb.list_documents()] == ["only.md"]
+    hits = kb.search(SearchRequest(query="ibis", limit=3, include_low_quality=True))
+    assert [h.path for h in hits.results] == ["only.md"]
