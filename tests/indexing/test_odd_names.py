@@ -131,3 +131,26 @@ def test_the_walk_yields_exactly_the_members_present_on_disk(tmp_path_factory, l
             written.add(rel)
     files = FileSet(root, ExclusionRules(root, [".obsidian"], None), {"md"})
     assert set(files.walk()) == {p for p in written if files.includes(p)}
+
+
+@posix_only
+def test_rebuild_index_over_mcp_skips_the_undecodable_name(tmp_path, make_kb):
+    import asyncio
+
+    from mcp import Client
+
+    from groove.server.mcp import build_mcp_server
+
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "a.md").write_text("# A\n\nThe aardvark.\n")
+    _write_raw(kb_dir, b"b-\xff.md", b"# b\n\nx\n")
+    kb = make_kb(kb_dir)
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            return await client.call_tool("rebuild_index", {})
+
+    result = asyncio.run(go())
+    assert not result.is_error, result.content[0].text
+    assert "indexed 1," in result.content[0].text and "skipped 1," in result.content[0].text
