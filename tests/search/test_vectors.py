@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,18 +21,26 @@ DATES = [None, "2024-01-01", "2024-06-30", "2025-02-10"]
 class MemoryStore:
     """Just what VectorIndex reads: generation, vectors and chunk metadata."""
 
-    def __init__(self, rows: list[ChunkRow]) -> None:
+    def __init__(self, rows: list[ChunkRow], embedded: set[int] | None = None) -> None:
         self.rows = rows
         self.gen = 1
         self.loads = 0
+        #: Chunk ids that have a vector (default: all of them).
+        self.embedded = embedded
 
     def generation(self) -> int:
         return self.gen
+
+    def read_snapshot(self) -> nullcontext[None]:
+        return nullcontext()
 
     def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         self.loads += 1
         ids = np.array([r.id for r in self.rows], dtype=np.int64)
         matrix = np.eye(len(self.rows), 4, dtype=np.float32)
+        if self.embedded is not None:
+            keep = np.isin(ids, np.fromiter(self.embedded, dtype=np.int64))
+            return ids[keep], matrix[keep]
         return ids, matrix
 
     def chunk_columns(self) -> ChunkColumns:
@@ -99,3 +109,16 @@ def test_top_n_applies_the_mask_before_the_cut():
     allowed = np.array([False, False, True, True])
     assert [c for c, _ in index.top_n(query, 2, allowed)] == [3, 4]
     assert index.top_n(query, 2, np.zeros(4, dtype=bool)) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows_strategy, st.sets(st.integers(1, 30)), st.integers(0, 3))
+def test_chunks_without_a_vector_are_known_but_never_returned_by_the_vector_leg(
+        rows, embedded, axis):
+    """During a build every chunk has a row (the full-text leg needs it); only embedded ones rank."""
+    index = VectorIndex(MemoryStore(rows, embedded))  # type: ignore[arg-type]
+    index.refresh()
+    assert len(index) == len(rows) and set(index.ids.tolist()) == {r.id for r in rows}
+    query = np.eye(4, dtype=np.float32)[axis]
+    hits = index.top_n(query, 50, np.ones(len(index), dtype=bool))
+    assert {c for c, _ in hits} == {r.id for r in rows if r.id in embedded}

@@ -1,18 +1,27 @@
-"""Incremental indexing: walk → read → hash → (rename | parse+chunk+embed) → store.
+"""Incremental indexing: walk → read → hash → (rename | parse+chunk) → store → embed.
 
-The rules, in the order they are applied:
+A run has two passes (docs/index-lifecycle.md):
+
+1. **rows**: every new or changed document is parsed, chunked and written
+   with its full-text rows but *without* vectors, one transaction per
+   document, so a crash leaves each document old or new and the whole folder
+   is searchable lexically within seconds;
+2. **vectors**: :mod:`groove.indexing.embedding_pass` embeds every pending
+   chunk (this run's and any an interrupted run left behind).
+
+The rules of the rows pass, in the order they are applied:
 
 * a file whose SHA-256 matches what the index holds for its path is unchanged;
 * a new path whose bytes equal a document that vanished from disk is a rename:
   the path is updated and nothing is re-embedded;
-* anything else new or changed is parsed, chunked, embedded and written, one
-  transaction per document, so a crash leaves each document old or new;
+* anything else new or changed is parsed, chunked and written;
 * indexed paths no longer on disk (or now excluded) are deleted;
 * a file that cannot be read or parsed is skipped with one warning and its
   previously indexed version is kept.
 
-Embedding is batched *across* documents (the model is the bottleneck and
-likes batches), but each document is still committed on its own.
+``build_state`` is "building" from the start of a run until its embedding
+pass ends; a run limited to some paths (the watcher) only marks the index
+complete if it was complete before (it did not look at the other files).
 """
 
 from __future__ import annotations
@@ -25,22 +34,25 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
 from groove.indexing.chunking import chunk_document
+from groove.indexing.embedding_pass import (
+    EmbeddingExecutor,
+    EmbedProgress,
+    LocalExecutor,
+    run_embedding_pass,
+)
 from groove.indexing.fileset import FileSet
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
 from groove.models import Chunk, DocumentRecord, ParsedDocument, passage_text
 from groove.parsers import get_parser_for
-from groove.store.base import Store
+from groove.store.base import BUILDING, COMPLETE, Store, build_finished
 
 log = logging.getLogger("groove.indexing.indexer")
 
-#: Chunks gathered before one call to the embedder.
-EMBED_BATCH_CHUNKS = 32
+ExecutorFactory = Callable[[Embedder], EmbeddingExecutor]
 
 
 @dataclass
@@ -52,14 +64,18 @@ class IndexSummary:
     skipped: int = 0
     unchanged: int = 0
     chunks_embedded: int = 0
+    tokens_embedded: int = 0
     elapsed_s: float = 0.0
     embed_s: float = 0.0
+    tokens_per_s: float = 0.0
 
     def line(self) -> str:
+        rate = (f", embedded {self.chunks_embedded} chunks at {self.tokens_per_s:.0f} tokens/s"
+                if self.chunks_embedded else "")
         return (
             f"indexed {self.indexed}, updated {self.updated}, renamed {self.renamed}, "
             f"deleted {self.deleted}, skipped {self.skipped}, unchanged {self.unchanged} "
-            f"in {self.elapsed_s:.2f}s"
+            f"in {self.elapsed_s:.2f}s{rate}"
         )
 
     def to_json(self) -> dict[str, float | int]:
@@ -73,16 +89,13 @@ class Reporter:
 
     def file_done(self, rel_path: str, action: str, detail: str = "") -> None: ...
 
+    def embed_start(self, progress: EmbedProgress) -> None:
+        """The embedding pass begins: ``progress.tokens_total`` tokens to embed."""
+
+    def embed_progress(self, progress: EmbedProgress) -> None:
+        """A batch was embedded (``tokens_done``, ``tokens_per_s`` and ``eta_s`` are current)."""
+
     def finish(self, summary: IndexSummary) -> None: ...
-
-
-@dataclass
-class _Pending:
-    """A parsed document waiting for its chunks to be embedded."""
-
-    record: DocumentRecord
-    chunks: list[Chunk]
-    action: str  # "indexed" | "updated"
 
 
 @dataclass
@@ -94,7 +107,6 @@ class _Run:
     contextual: bool
     write_lock: AbstractContextManager
     summary: IndexSummary = field(default_factory=IndexSummary)
-    pending: list[_Pending] = field(default_factory=list)
 
 
 def context_mode_name(enabled: bool) -> str:
@@ -141,17 +153,22 @@ def run_index(
     reporter: Reporter | None = None,
     only_paths: Iterable[str] | None = None,
     write_lock: AbstractContextManager | None = None,
+    executor_factory: ExecutorFactory | None = None,
 ) -> IndexSummary:
-    """Bring the index in line with the files on disk.
+    """Bring the index in line with the files on disk: the rows pass, then the vectors pass.
 
-    ``only_paths`` (used by the watcher) limits the run to those relative
-    paths: each is re-indexed if present, deleted if gone, and renames are
-    detected among them. ``write_lock`` is held around each single-document
-    write, so readers holding it never see a run half-way through a document.
+    ``only_paths`` (used by the watcher) limits the rows pass to those
+    relative paths: each is re-indexed if present, deleted if gone, and
+    renames are detected among them. ``write_lock`` is held around each
+    single-document write, so readers holding it never see a run half-way
+    through a document. ``executor_factory`` chooses where embedding batches
+    run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
     """
     started = time.perf_counter()
     embedder = embedder_factory()
+    was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force)
+    store.set_meta(build_state=BUILDING)
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
                write_lock or nullcontext())
 
@@ -164,17 +181,31 @@ def run_index(
 
     for rel_path in on_disk:
         _process_file(run, rel_path, known, vanished, force=force)
-    _flush(run)
     for rel_path in sorted(vanished):
         with run.write_lock:
             store.delete_document(rel_path)
         run.summary.deleted += 1
         run.reporter.file_done(rel_path, "deleted")
 
-    store.set_meta(last_indexed=time.time())
+    _embed_pending(run, executor_factory or LocalExecutor)
+    if only_paths is None or was_complete:
+        store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
     run.summary.elapsed_s = time.perf_counter() - started
     run.reporter.finish(run.summary)
     return run.summary
+
+
+def _embed_pending(run: _Run, executor_factory: ExecutorFactory) -> None:
+    """The vectors pass over everything pending; its totals go into the summary."""
+    progress = run_embedding_pass(
+        run.store, executor_factory(run.embedder), count_tokens=run.embedder.token_count,
+        on_start=run.reporter.embed_start, on_progress=run.reporter.embed_progress,
+        write_lock=run.write_lock,
+    )
+    run.summary.chunks_embedded = progress.chunks_done
+    run.summary.tokens_embedded = progress.tokens_done
+    run.summary.embed_s = progress.elapsed_s
+    run.summary.tokens_per_s = round(progress.tokens_per_s, 1)
 
 
 def _files_to_consider(run: _Run, files: FileSet, only_paths: Iterable[str] | None) -> list[str]:
@@ -241,9 +272,10 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     if not run.contextual:
         chunks = [_without_context(c) for c in chunks]
     action = "updated" if rel_path in known else "indexed"
-    run.pending.append(_Pending(_record(run, rel_path, data, digest, parsed), chunks, action))
-    if sum(len(p.chunks) for p in run.pending) >= EMBED_BATCH_CHUNKS:
-        _flush(run)
+    with run.write_lock:
+        run.store.write_document(_record(run, rel_path, data, digest, parsed), chunks, None)
+    setattr(run.summary, action, getattr(run.summary, action) + 1)
+    run.reporter.file_done(rel_path, action, f"{len(chunks)} chunks")
 
 
 def _renamed(run: _Run, old_path: str, record: DocumentRecord) -> bool:
@@ -324,23 +356,3 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
 def embedding_input(chunk: Chunk) -> str:
     """What the embedder sees: the breadcrumb first in contextual mode."""
     return passage_text(chunk.context, chunk.content)
-
-
-def _flush(run: _Run) -> None:
-    """Embed every pending chunk in one batch, then commit each document alone."""
-    if not run.pending:
-        return
-    texts = [embedding_input(c) for p in run.pending for c in p.chunks]
-    t0 = time.perf_counter()
-    vectors = run.embedder.embed_passages(texts) if texts else np.zeros((0, run.embedder.dim), np.float32)
-    run.summary.embed_s += time.perf_counter() - t0
-    run.summary.chunks_embedded += len(texts)
-    offset = 0
-    for pending in run.pending:
-        n = len(pending.chunks)
-        with run.write_lock:
-            run.store.write_document(pending.record, pending.chunks, vectors[offset:offset + n])
-        offset += n
-        setattr(run.summary, pending.action, getattr(run.summary, pending.action) + 1)
-        run.reporter.file_done(pending.record.path, pending.action, f"{n} chunks")
-    run.pending.clear()

@@ -18,6 +18,11 @@ See docs/scaling.md. The rules:
   rows. A broader one asks the approximate index for ``n × ann_oversample ÷ (allowed share)``
   candidates and keeps the allowed ones; if that does not fill ``n`` the exact
   scan answers instead. Either way only allowed rows come back.
+* **Every chunk has a row, embedded or not.** During a build the full-text leg
+  already finds chunks whose vector is still pending (docs/index-lifecycle.md):
+  their matrix rows are zero, ``embedded`` is False for them, the vector leg
+  never returns them, and the approximate index is only kept while nothing is
+  pending (the exact scan answers during a build).
 * **Never blocking.** The approximate index is loaded, brought up to date (removed keys
   dropped, new keys added) and saved by a background thread, copy on write.
   Meanwhile searches use the previous one plus an exact scan of the rows it
@@ -71,6 +76,8 @@ class VectorIndex:
         self._generation: int | None = None
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = ResidentMatrix(0, 0, self.settings.storage)
+        #: Which rows hold a real vector (False: the chunk waits for its embedding).
+        self.embedded = np.zeros(0, dtype=bool)
         self._doc_slot = np.zeros(0, dtype=np.int32)
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
@@ -90,38 +97,41 @@ class VectorIndex:
         with self._lock:
             if generation == self._generation:
                 return
-            columns = self._store.chunk_columns()
-            ids, matrix = self._load_matrix(columns)
+            with self._store.read_snapshot():
+                columns = self._store.chunk_columns()
+                ids, matrix, embedded = self._load_matrix(columns)
             self._set_columns(columns, ids)
-            self.ids, self.matrix = ids, matrix
+            self.ids, self.matrix, self.embedded = ids, matrix, embedded
             self._masks.clear()
             self._generation = generation
             self._view = self._rebase(self._view)
         self._maintain_ann()
 
-    def _load_matrix(self, columns: ChunkColumns) -> tuple[np.ndarray, ResidentMatrix]:
-        """The vectors of the chunks in ``columns``, streamed into the chosen storage.
+    def _load_matrix(self, columns: ChunkColumns
+                     ) -> tuple[np.ndarray, ResidentMatrix, np.ndarray]:
+        """One row per chunk in ``columns`` (zero where no vector exists yet), and ``embedded``.
 
         A vector without a chunk row (another process between the two reads) is skipped.
         """
-        count = len(columns.ids)
+        ids = np.asarray(columns.ids, dtype=np.int64)
+        count = len(ids)
         matrix: ResidentMatrix | None = None
-        ids = np.empty(count, dtype=np.int64)
-        filled = 0
+        embedded = np.zeros(count, dtype=bool)
         for block_ids, block in self._store.iter_vectors():
-            keep = np.isin(block_ids, columns.ids, assume_unique=True)
-            block_ids, block = block_ids[keep], block[keep]
+            rows = np.searchsorted(ids, block_ids) if count else np.zeros(0, np.int64)
+            rows = np.minimum(rows, max(count - 1, 0))
+            keep = (ids[rows] == block_ids) if count else np.zeros(len(block_ids), bool)
+            rows, block = rows[keep], np.asarray(block[keep], dtype=np.float32)
+            if not len(rows):
+                continue
             if matrix is None:
                 matrix = ResidentMatrix(count, block.shape[1], self.settings.storage)
-            take = min(len(block_ids), count - filled)
-            ids[filled:filled + take] = block_ids[:take]
-            matrix.fill(filled, np.asarray(block[:take], dtype=np.float32))
-            filled += take
+            for start, end in _runs(rows):  # fill contiguous stretches of rows at once
+                matrix.fill(int(rows[start]), block[start:end])
+            embedded[rows] = True
         if matrix is None:
-            matrix = ResidentMatrix(0, 0, self.settings.storage)
-        if filled < count:  # chunks without vectors: keep the rows that have both
-            matrix.data, matrix.scale = matrix.data[:filled], matrix.scale[:filled]
-        return ids[:filled], matrix
+            matrix = ResidentMatrix(count, 0, self.settings.storage)
+        return ids, matrix, embedded
 
     def _set_columns(self, columns: ChunkColumns, ids: np.ndarray) -> None:
         rows = np.searchsorted(columns.ids, ids)
@@ -190,8 +200,9 @@ class VectorIndex:
 
         Ties are broken by chunk id, so the answer is deterministic.
         """
-        if not len(self.ids) or n <= 0:
+        if not len(self.ids) or n <= 0 or self.matrix.dim != len(query):
             return []
+        allowed = allowed & self.embedded
         count = int(allowed.sum())
         if count <= 0:
             return []
@@ -205,6 +216,7 @@ class VectorIndex:
 
     def exact_top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
         """The exact answer: every allowed row scored."""
+        allowed = allowed & self.embedded
         if allowed.all():
             return self._best(np.arange(len(self.ids)), self.matrix.scores(query), n)
         rows = np.flatnonzero(allowed)
@@ -244,7 +256,8 @@ class VectorIndex:
     @property
     def uses_ann(self) -> bool:
         """True when the size and settings call for the approximate index."""
-        return self.settings.ann and len(self.ids) >= self.settings.ann_min_chunks
+        return (self.settings.ann and len(self.ids) >= self.settings.ann_min_chunks
+                and bool(self.embedded.all()))
 
     @property
     def ann_size(self) -> int:
@@ -363,3 +376,12 @@ class VectorIndex:
                  len(added), len(removed))
         return ann_index.updated(added, lambda a, b: matrix.vectors(rows[a:b]), removed,
                              threads=threads, keep_going=lambda: not self._stop.is_set())
+
+
+def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
+    """``[(start, end)]`` index ranges of ``rows`` where consecutive values step by one."""
+    if not len(rows):
+        return []
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    edges = [0, *breaks.tolist(), len(rows)]
+    return list(zip(edges[:-1], edges[1:], strict=True))

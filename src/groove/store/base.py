@@ -4,6 +4,11 @@ One implementation today (:mod:`groove.store.sqlite`). The contract that
 matters most: :meth:`Store.write_document` replaces a document, its chunks,
 their full-text rows and embeddings in ONE transaction, so a crash at any
 moment leaves either the old or the new version of that document.
+
+A document may be written *without* vectors (``vectors=None``): its rows and
+full-text rows exist at once and its chunks are "pending" until
+:meth:`Store.write_vectors` fills them in. That is how a build becomes
+searchable before the model has embedded anything (docs/index-lifecycle.md).
 """
 
 from __future__ import annotations
@@ -29,6 +34,47 @@ class IndexMeta:
     dim: int | None
     context_mode: str  # "static" | "off"
     last_indexed: float | None
+    #: "building" while a run has not finished its embedding pass, "complete"
+    #: after; None in files written before groove recorded it.
+    build_state: str | None = None
+    #: When any document, chunk or vector last changed (epoch seconds).
+    changed_at: float | None = None
+
+
+BUILDING = "building"
+COMPLETE = "complete"
+
+
+def build_finished(meta: IndexMeta) -> bool:
+    """Whether the last build ran to its end.
+
+    Files from before groove recorded ``build_state`` count as finished when
+    they record ``last_indexed`` (which those versions wrote only at the end).
+    """
+    if meta.build_state is not None:
+        return meta.build_state == COMPLETE
+    return meta.last_indexed is not None
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    """A stored chunk that has no embedding yet."""
+
+    chunk_id: int
+    doc_id: int
+    context: str
+    content: str
+    token_count: int | None
+
+
+@dataclass(frozen=True)
+class EmbeddingCounts:
+    """How much of the index the vector leg can see."""
+
+    documents: int
+    documents_embedded: int
+    chunks: int
+    chunks_embedded: int
 
 
 @dataclass(frozen=True)
@@ -54,6 +100,7 @@ class Store(ABC):
         dim: int | None = None,
         context_mode: str | None = None,
         last_indexed: float | None = None,
+        build_state: str | None = None,
     ) -> None: ...
 
     @abstractmethod
@@ -67,9 +114,19 @@ class Store(ABC):
     # --- writes (each one transaction) ---------------------------------------
     @abstractmethod
     def write_document(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray | None
     ) -> None:
-        """Insert or replace ``doc`` (by path) with exactly these chunks and vectors."""
+        """Insert or replace ``doc`` (by path) with exactly these chunks and vectors.
+
+        ``vectors=None`` stores the chunks without embeddings (pending).
+        """
+
+    @abstractmethod
+    def write_vectors(self, vectors: dict[int, np.ndarray]) -> int:
+        """Store embeddings for pending chunks ``{chunk_id: vector}`` in one transaction.
+
+        Ids of chunks that no longer exist are ignored; returns how many were stored.
+        """
 
     @abstractmethod
     def rename_document(self, old_path: str, doc: DocumentRecord) -> None:
@@ -165,6 +222,21 @@ class Store(ABC):
     @abstractmethod
     def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
         """Chunks whose heading or content contains any term (case-insensitive substring)."""
+
+    @abstractmethod
+    def pending_chunks(self, min_chunks: int) -> list[PendingChunk]:
+        """Chunks without an embedding, whole documents in document-id order.
+
+        Returns at least ``min_chunks`` chunks when that many are pending, and
+        never part of a document: the last document is completed.
+        """
+
+    @abstractmethod
+    def pending_token_estimate(self) -> tuple[int, int]:
+        """``(documents, tokens)`` still to embed; tokens estimated from the stored counts."""
+
+    @abstractmethod
+    def embedding_counts(self) -> EmbeddingCounts: ...
 
     @abstractmethod
     def stats(self) -> StoreStats: ...

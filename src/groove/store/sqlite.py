@@ -20,6 +20,10 @@ worth knowing before changing anything here:
   (which callers never see). ``groove index --force`` recomputes both.
 * One connection per store, guarded by a lock, with ``check_same_thread=False``
   so the MCP server may call from worker threads.
+* A chunk without an ``embeddings`` row is *pending*: a progressive build
+  writes documents first and their vectors later (``write_vectors``). Pending
+  is a normal state while ``build_state`` is "building"; see
+  docs/index-lifecycle.md.
 """
 
 from __future__ import annotations
@@ -46,7 +50,15 @@ from groove.errors import (
     NotFound,
 )
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
-from groove.store.base import SCHEMA_VERSION, IndexMeta, Store, StoreStats
+from groove.store.base import (
+    SCHEMA_VERSION,
+    EmbeddingCounts,
+    IndexMeta,
+    PendingChunk,
+    Store,
+    StoreStats,
+    build_finished,
+)
 from groove.store.fts5 import or_phrases
 
 log = logging.getLogger("groove.store")
@@ -337,12 +349,14 @@ class SQLiteStore(Store):
 
     @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction that also bumps ``generation``."""
+        """One write transaction that also bumps ``generation`` and records ``changed_at``."""
         with self._errors(what), self._transaction() as conn:
             yield conn
             conn.execute(
                 "UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
             )
+            conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('changed_at', ?)",
+                         (repr(time.time()),))
 
     def _meta_values(self) -> dict[str, str | None]:
         return dict(self._conn.execute("SELECT key, value FROM index_meta").fetchall())
@@ -357,6 +371,8 @@ class SQLiteStore(Store):
             dim=_opt_int(values.get("dim")),
             context_mode=values.get("context_mode") or "off",
             last_indexed=_opt_float(values.get("last_indexed")),
+            build_state=values.get("build_state"),
+            changed_at=_opt_float(values.get("changed_at")),
         )
 
     def set_meta(
@@ -366,23 +382,26 @@ class SQLiteStore(Store):
         dim: int | None = None,
         context_mode: str | None = None,
         last_indexed: float | None = None,
+        build_state: str | None = None,
     ) -> None:
         """Record the given fields (None = leave alone).
 
         Changing model, dimension or context mode bumps ``generation`` (caches
-        built under the old model are stale); ``last_indexed`` alone does not,
-        so a no-op index run does not make every reader reload.
+        built under the old model are stale); ``last_indexed`` and
+        ``build_state`` do not, so a no-op index run does not make every
+        reader reload.
         """
         updates = {
             "model_id": model_id,
             "dim": None if dim is None else str(int(dim)),
             "context_mode": context_mode,
             "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
+            "build_state": build_state,
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
             return
-        structural = any(k != "last_indexed" for k, _ in rows)
+        structural = any(k not in ("last_indexed", "build_state") for k, _ in rows)
         with self._errors("writing index_meta"), self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", rows)
             if structural:
@@ -400,10 +419,13 @@ class SQLiteStore(Store):
 
     # --- writes ----------------------------------------------------------------
     def write_document(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray | None
     ) -> None:
-        """Insert or replace ``doc`` by path; the document id survives a replace."""
-        blobs = self._vector_blobs(doc.path, chunks, vectors)
+        """Insert or replace ``doc`` by path; the document id survives a replace.
+
+        With ``vectors=None`` the chunks are stored pending (no embeddings).
+        """
+        blobs = None if vectors is None else self._vector_blobs(doc.path, chunks, vectors)
         with self._write(f"writing {doc.path}") as conn:
             row = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
             if row is None:
@@ -439,7 +461,8 @@ class SQLiteStore(Store):
         return [row.tobytes() for row in arr]
 
     def _insert_chunks(
-        self, conn: sqlite3.Connection, doc_id: int, chunks: Sequence[Chunk], blobs: list[bytes]
+        self, conn: sqlite3.Connection, doc_id: int, chunks: Sequence[Chunk],
+        blobs: list[bytes] | None,
     ) -> None:
         conn.executemany(
             "INSERT INTO chunks(doc_id, chunk_index, heading, level, context, content,"
@@ -459,6 +482,8 @@ class SQLiteStore(Store):
                 for c in chunks
             ],
         )
+        if blobs is None:
+            return
         ids = conn.execute(
             "SELECT id FROM chunks WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)
         ).fetchall()
@@ -476,6 +501,28 @@ class SQLiteStore(Store):
             " binary_format = ?, indexed_at = ? WHERE id = ?",
             (doc.path, *_doc_values(doc), doc_id),
         )
+
+    def write_vectors(self, vectors: dict[int, np.ndarray]) -> int:
+        """Embeddings for pending chunks, one transaction; vanished chunk ids are skipped."""
+        if not vectors:
+            return 0
+        dim = self.meta().dim
+        blobs = []
+        for chunk_id, vector in vectors.items():
+            arr = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
+            if dim is not None and arr.shape[0] != dim:
+                raise IndexMismatchError(
+                    f"index {self._path}: a vector of dimension {arr.shape[0]} cannot join an "
+                    f"index of dimension {dim}: {_FIX_FORCE}")
+            blobs.append((int(chunk_id), arr.tobytes()))
+        with self._write("storing embeddings") as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(chunk_id, vector)"
+                " SELECT id, ? FROM chunks WHERE id = ?",
+                [(blob, chunk_id) for chunk_id, blob in blobs],
+            )
+            return conn.total_changes - before
 
     def rename_document(self, old_path: str, doc: DocumentRecord) -> None:
         """Move ``old_path`` to ``doc.path``, taking every document field from ``doc``.
@@ -734,6 +781,52 @@ class SQLiteStore(Store):
                 found.update(r[0] for r in self._conn.execute(sql, scanned))
         return found
 
+    def pending_chunks(self, min_chunks: int) -> list[PendingChunk]:
+        """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
+        sql = (
+            "SELECT c.id, c.doc_id, c.context, c.content, c.token_count FROM chunks c"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
+        )
+        with self._errors("reading pending chunks"):
+            rows = self._conn.execute(
+                sql + " ORDER BY c.doc_id, c.chunk_index LIMIT ?", (max(1, int(min_chunks)),)
+            ).fetchall()
+            if rows:  # complete the last document
+                seen = {r[0] for r in rows}
+                rest = self._conn.execute(
+                    sql + " AND c.doc_id = ? ORDER BY c.chunk_index", (rows[-1][1],)
+                ).fetchall()
+                rows += [r for r in rest if r[0] not in seen]
+        return [PendingChunk(*r) for r in rows]
+
+    def pending_token_estimate(self) -> tuple[int, int]:
+        """Documents with pending chunks, and their tokens (content count + breadcrumb / 4)."""
+        with self._errors("reading pending chunks"):
+            docs, tokens = self._conn.execute(
+                "SELECT count(DISTINCT c.doc_id),"
+                " coalesce(sum(coalesce(c.token_count, length(c.content) / 4)"
+                " + length(c.context) / 4), 0) FROM chunks c"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
+            ).fetchone()
+        return int(docs), int(tokens)
+
+    def embedding_counts(self) -> EmbeddingCounts:
+        """Documents and chunks in the index, and how many the vector leg covers.
+
+        A document counts as embedded when none of its chunks is pending
+        (a document with no chunks at all is trivially embedded).
+        """
+        with self._errors("reading embedding counts"), self.read_snapshot():
+            docs = self._conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            embedded = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+            pending_docs = self._conn.execute(
+                "SELECT count(DISTINCT c.doc_id) FROM chunks c"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
+            ).fetchone()[0]
+        return EmbeddingCounts(documents=docs, documents_embedded=docs - pending_docs,
+                               chunks=chunks, chunks_embedded=embedded)
+
     def stats(self) -> StoreStats:
         with self._errors("reading stats"):
             docs, invalid = self._conn.execute(
@@ -750,9 +843,11 @@ class SQLiteStore(Store):
 
         Checks: SQLite's own quick_check, dangling foreign keys, every chunk has
         exactly one FTS row (via the FTS5 ``docsize`` shadow table) and the FTS
-        index matches the chunk text, every chunk has one embedding of the
-        recorded dimension, and nothing is orphaned. Each finding says what is
-        wrong; the remedy (rebuilding the index) is the caller's to word.
+        index matches the chunk text, every chunk of a finished build has one
+        embedding of the recorded dimension, and nothing is orphaned (chunks of
+        an unfinished build waiting for their embedding are not a fault: see
+        ``embedding_counts``). Each finding says what is wrong; the remedy
+        (rebuilding the index) is the caller's to word.
         """
         findings: list[str] = []
         with self._errors("integrity check"):
@@ -767,7 +862,8 @@ class SQLiteStore(Store):
                 ("full-text row(s) without a chunk",
                  "SELECT count(*) FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks)"),
                 ("chunk(s) without an embedding",
-                 "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT chunk_id FROM embeddings)"),
+                 "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT chunk_id FROM embeddings)"
+                 if self._build_finished() else "SELECT 0"),
                 ("embedding(s) without a chunk",
                  "SELECT count(*) FROM embeddings WHERE chunk_id NOT IN (SELECT id FROM chunks)"),
                 ("chunk(s) whose document is missing",
@@ -793,6 +889,9 @@ class SQLiteStore(Store):
             except sqlite3.DatabaseError as exc:
                 findings.append(f"full-text index does not match the chunk text ({exc})")
         return findings
+
+    def _build_finished(self) -> bool:
+        return build_finished(self.meta())
 
     def close(self) -> None:
         with self._lock:

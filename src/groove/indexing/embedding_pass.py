@@ -1,0 +1,263 @@
+"""The embedding pass: fill in the vectors of every pending chunk, document by document.
+
+A build first writes each document's rows and full-text rows without vectors
+(searchable lexically at once), then this pass embeds what is pending. It is
+resumable by construction: "pending" is simply "a chunk without an embedding
+row", so after a crash or Ctrl-C the next run starts where this one stopped.
+
+The rules:
+
+* chunks are taken a window of whole documents at a time (``WINDOW_CHUNKS``),
+  sorted by token length and cut into batches of similar length
+  (:func:`make_batches`), so short and long texts are never padded together;
+* batches go through an :class:`EmbeddingExecutor`; the default
+  :class:`LocalExecutor` embeds in a worker thread, so the calling thread
+  reads the next window and writes finished documents while the model works;
+* a document's vectors are written in one transaction once *all* its chunks
+  came back, so a document is either fully in the vector leg or not at all;
+* progress is counted in model tokens, which is what the embedder's time is
+  proportional to (files or chunks are not).
+
+The executor seam (for other executors: remote actors, a remote embedder)
+is :class:`EmbeddingExecutor`: one method, :meth:`EmbeddingExecutor.map`.
+docs/index-lifecycle.md describes the whole build.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from groove.embedders.base import Embedder
+from groove.models import passage_text
+from groove.store.base import PendingChunk, Store
+
+log = logging.getLogger("groove.indexing.embedding_pass")
+
+#: Pending chunks read (whole documents) before they are sorted into batches.
+WINDOW_CHUNKS = 512
+#: Upper bound on the model tokens of one batch ...
+BATCH_TOKENS = 8192
+#: ... and on its number of texts.
+BATCH_TEXTS = 64
+
+
+@dataclass(frozen=True)
+class EmbedItem:
+    """One text to embed, and where its vector goes."""
+
+    chunk_id: int
+    doc_id: int
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class EmbedBatch:
+    """Texts of similar token length embedded in one call."""
+
+    items: tuple[EmbedItem, ...]
+
+    @property
+    def texts(self) -> list[str]:
+        return [item.text for item in self.items]
+
+    @property
+    def tokens(self) -> int:
+        return sum(item.tokens for item in self.items)
+
+
+class EmbeddingExecutor(ABC):
+    """Where batches are embedded. Implementations must keep this contract:
+
+    * :meth:`map` pulls ``batches`` lazily and keeps only a bounded number in
+      flight (memory stays flat on a 200k-chunk build);
+    * it yields ``(batch, vectors)`` for every batch exactly once, in any
+      order, ``vectors`` being ``float32[len(batch.items), dim]``, rows
+      L2-normalised, as :meth:`groove.embedders.base.Embedder.embed_passages`
+      returns them for ``batch.texts``;
+    * an error embedding a batch is raised from the generator (the pass
+      stops; what was written stays, the rest stays pending);
+    * closing the generator early (Ctrl-C, an error in the caller) abandons
+      the batches in flight without waiting for them to finish.
+    """
+
+    @abstractmethod
+    def map(self, batches: Iterable[EmbedBatch]) -> Iterator[tuple[EmbedBatch, np.ndarray]]:
+        """Embed every batch; yield each with its vectors as it completes."""
+
+
+class LocalExecutor(EmbeddingExecutor):
+    """In-process: one daemon worker thread runs the embedder, ``in_flight`` batches ahead.
+
+    The engines release the GIL while they compute, so the caller's SQLite
+    reads and writes overlap with the model instead of idling it.
+    """
+
+    def __init__(self, embedder: Embedder, *, in_flight: int = 2) -> None:
+        self.embedder = embedder
+        self.in_flight = max(1, in_flight)
+
+    def map(self, batches: Iterable[EmbedBatch]) -> Iterator[tuple[EmbedBatch, np.ndarray]]:
+        todo: queue.Queue[EmbedBatch | None] = queue.Queue()
+        done: queue.Queue[tuple[EmbedBatch, np.ndarray | BaseException]] = queue.Queue()
+        stop = threading.Event()
+
+        def work() -> None:
+            while not stop.is_set():
+                batch = todo.get()
+                if batch is None:
+                    return
+                try:
+                    done.put((batch, self.embedder.embed_passages(batch.texts)))
+                except BaseException as exc:  # handed to the caller, who re-raises
+                    done.put((batch, exc))
+                    return
+
+        worker = threading.Thread(target=work, name="groove-embed", daemon=True)
+        worker.start()
+        source = iter(batches)
+        pending = 0
+        try:
+            while True:
+                while pending < self.in_flight:
+                    batch = next(source, None)
+                    if batch is None:
+                        break
+                    todo.put(batch)
+                    pending += 1
+                if pending == 0:
+                    return
+                finished, result = done.get()
+                pending -= 1
+                if isinstance(result, BaseException):
+                    raise result
+                yield finished, result
+        finally:
+            stop.set()
+            todo.put(None)
+
+
+def make_batches(items: Iterable[EmbedItem], *, max_tokens: int = BATCH_TOKENS,
+                 max_texts: int = BATCH_TEXTS) -> list[EmbedBatch]:
+    """Items sorted by token length, packed into batches under both limits.
+
+    Every item lands in exactly one batch; an item longer than ``max_tokens``
+    gets a batch of its own.
+    """
+    batches: list[EmbedBatch] = []
+    current: list[EmbedItem] = []
+    size = 0
+    for item in sorted(items, key=lambda i: (i.tokens, i.chunk_id)):
+        if current and (size + item.tokens > max_tokens or len(current) >= max_texts):
+            batches.append(EmbedBatch(tuple(current)))
+            current, size = [], 0
+        current.append(item)
+        size += item.tokens
+    if current:
+        batches.append(EmbedBatch(tuple(current)))
+    return batches
+
+
+@dataclass
+class EmbedProgress:
+    """Totals of one pass (tokens are what the ETA is computed from)."""
+
+    documents_total: int = 0
+    tokens_total: int = 0
+    documents_done: int = 0
+    tokens_done: int = 0
+    chunks_done: int = 0
+    elapsed_s: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens_done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        rate = self.tokens_per_s
+        return (self.tokens_total - self.tokens_done) / rate if rate > 0 else None
+
+
+ProgressCallback = Callable[[EmbedProgress], None]
+
+
+def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
+                       count_tokens: Callable[[str], int] | None = None,
+                       on_progress: ProgressCallback | None = None,
+                       on_start: ProgressCallback | None = None,
+                       window_chunks: int = WINDOW_CHUNKS,
+                       write_lock: AbstractContextManager | None = None) -> EmbedProgress:
+    """Embed every pending chunk; return the totals.
+
+    ``count_tokens`` (the embedder's tokenizer) sizes batches and progress;
+    without it the count stored at chunking time plus a breadcrumb estimate
+    is used. ``write_lock`` (a reusable lock) is held around each document's
+    write, as for the rest of the indexer.
+    """
+    progress = EmbedProgress()
+    progress.documents_total, progress.tokens_total = store.pending_token_estimate()
+    if on_start is not None:
+        on_start(progress)
+    if progress.documents_total == 0:
+        return progress
+    lock = write_lock or nullcontext()
+    previous: int | None = None
+    while True:
+        window = store.pending_chunks(window_chunks)
+        if not window:
+            break
+        if window[0].chunk_id == previous:  # the store did not keep what we wrote
+            raise RuntimeError(f"chunk {previous} is still pending after its vectors were written")
+        previous = window[0].chunk_id
+        _embed_window(store, executor, window, progress, count_tokens, on_progress, lock)
+    progress.tokens_total = max(progress.tokens_total, progress.tokens_done)
+    progress.elapsed_s = time.perf_counter() - progress.started
+    return progress
+
+
+def _item(chunk: PendingChunk, count_tokens: Callable[[str], int] | None) -> EmbedItem:
+    text = passage_text(chunk.context, chunk.content)
+    if count_tokens is not None:
+        tokens = count_tokens(text)
+    else:
+        tokens = (chunk.token_count or len(chunk.content) // 4) + len(chunk.context) // 4
+    return EmbedItem(chunk.chunk_id, chunk.doc_id, text, max(1, tokens))
+
+
+def _embed_window(store: Store, executor: EmbeddingExecutor, window: list[PendingChunk],
+                  progress: EmbedProgress, count_tokens: Callable[[str], int] | None,
+                  on_progress: ProgressCallback | None,
+                  write_lock: AbstractContextManager) -> None:
+    """Embed one window; write each document as soon as all its vectors are in."""
+    items = [_item(c, count_tokens) for c in window]
+    waiting: dict[int, int] = {}
+    for item in items:
+        waiting[item.doc_id] = waiting.get(item.doc_id, 0) + 1
+    vectors: dict[int, dict[int, np.ndarray]] = {}
+    for batch, matrix in executor.map(make_batches(items)):
+        if matrix.shape[0] != len(batch.items):
+            raise ValueError(f"embedder returned {matrix.shape[0]} vectors for {len(batch.items)} texts")
+        for item, vector in zip(batch.items, matrix, strict=True):
+            vectors.setdefault(item.doc_id, {})[item.chunk_id] = vector
+            waiting[item.doc_id] -= 1
+            if waiting[item.doc_id] == 0:
+                with write_lock:
+                    store.write_vectors(vectors.pop(item.doc_id))
+                progress.documents_done += 1
+        progress.tokens_done += batch.tokens
+        progress.chunks_done += len(batch.items)
+        progress.elapsed_s = time.perf_counter() - progress.started
+        if on_progress is not None:
+            on_progress(progress)
+
