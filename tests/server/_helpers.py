@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +66,10 @@ def groove_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "groove", *args]
 
 
-def start_http_server(config: Path, log_dir: Path, *extra: str, port: int | None = None) -> RunningServer:
+def start_http_server(config: Path, log_dir: Path, *extra: str, port: int | None = None,
+                      env: dict[str, str] | None = None,
+                      preexec_fn: Callable[[], None] | None = None) -> RunningServer:
+    """``env`` adds to the environment; ``preexec_fn`` runs in the child (e.g. to lower limits)."""
     port = port or free_port()
     stderr_path = log_dir / f"server-{port}.log"
     with stderr_path.open("wb") as err:
@@ -72,6 +77,7 @@ def start_http_server(config: Path, log_dir: Path, *extra: str, port: int | None
             groove_cmd("serve", "--config", str(config), "--transport", "http",
                        "--bind", f"127.0.0.1:{port}", *extra),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+            env={**os.environ, **(env or {})}, preexec_fn=preexec_fn,
         )
     server = RunningServer(proc, port, stderr_path)
     deadline = time.monotonic() + 60

@@ -11,16 +11,14 @@ server answers new clients.
 
 from __future__ import annotations
 
-import os
 import resource
 import socket
-import subprocess
 import sys
 import time
 
 import httpx
 import pytest
-from _helpers import RunningServer, free_port, groove_cmd, stop_server, write_config
+from _helpers import start_http_server, stop_server, write_config
 
 from groove.server.http_limits import ACCEPT_BURST, RESERVED_FDS, connection_cap
 
@@ -35,29 +33,6 @@ def _limit_fds() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
 
 
-def _start(config, log_dir, env=None) -> RunningServer:
-    port = free_port()
-    stderr_path = log_dir / "server.log"
-    with stderr_path.open("wb") as err:
-        proc = subprocess.Popen(
-            groove_cmd("serve", "--config", str(config), "--transport", "http", "--no-watch",
-                       "--bind", f"127.0.0.1:{port}"),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-            preexec_fn=_limit_fds, env={**os.environ, **(env or {})})
-    server = RunningServer(proc, port, stderr_path)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, server.stderr()
-        try:
-            if httpx.get(server.base + "/healthz", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    stop_server(server)
-    raise AssertionError("server did not come up:\n" + server.stderr())
-
-
 def test_connection_cap_stays_below_the_descriptor_limit():
     assert connection_cap(512, 1024) == 512
     assert connection_cap(512, 512) == 512 - RESERVED_FDS - 2 * ACCEPT_BURST
@@ -68,7 +43,7 @@ def test_connection_cap_stays_below_the_descriptor_limit():
 def test_slow_header_clients_cannot_take_the_server_down(server_kb, tmp_path):
     config = write_config(tmp_path / "groove.toml", server_kb.kb, extra=(
         "header_timeout_s = 1\nkeepalive_timeout_s = 60\n"))
-    server = _start(config, tmp_path)
+    server = start_http_server(config, tmp_path, "--no-watch", preexec_fn=_limit_fds)
     slow: list[socket.socket] = []
     try:
         established = httpx.Client(base_url=server.base, timeout=5)
@@ -125,7 +100,7 @@ def test_slow_header_clients_cannot_take_the_server_down(server_kb, tmp_path):
 
 def test_groove_log_warning_silences_the_http_stack(server_kb, tmp_path):
     config = write_config(tmp_path / "groove.toml", server_kb.kb)
-    server = _start(config, tmp_path, env={"GROOVE_LOG": "warning"})
+    server = start_http_server(config, tmp_path, "--no-watch", env={"GROOVE_LOG": "warning"})
     try:
         import asyncio
 
