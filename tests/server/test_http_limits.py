@@ -20,7 +20,7 @@ import httpx
 import pytest
 from _helpers import start_http_server, stop_server, write_config
 
-from groove.server.http_limits import ACCEPT_BURST, RESERVED_FDS, connection_cap
+from groove.server.http_limits import ACCEPT_BURST, RESERVED_FDS, connection_cap, fds_needed
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
 
@@ -136,3 +136,20 @@ def test_uvicorns_own_400_for_oversized_headers_carries_nosniff(http_server):
             reply += piece
     head = reply.split(b"\r\n\r\n")[0].lower()
     assert head.startswith(b"http/1.1 400") and b"x-content-type-options: nosniff" in head
+
+
+def test_a_low_soft_fd_limit_is_raised_toward_what_the_connections_need():
+    """macOS starts processes at 256: the server raises the soft limit as far as the hard allows."""
+    import subprocess
+
+    code = (
+        "import resource\n"
+        "from groove.server.http_limits import connection_cap, fd_soft_limit, fds_needed\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+        "print(connection_cap(512, fd_soft_limit(fds_needed(512))), hard)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    cap, hard = (int(x) for x in out.stdout.split())
+    expected = 512 if hard == resource.RLIM_INFINITY or hard >= fds_needed(512) else \
+        connection_cap(512, hard)
+    assert cap == expected

@@ -234,6 +234,7 @@ def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | No
         ACCEPT_BURST,
         connection_cap,
         fd_soft_limit,
+        fds_needed,
         guarded_protocol,
         loop_exception_handler,
     )
@@ -241,7 +242,7 @@ def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | No
     app = build_http_app(kb, kb.config, state=state, address=listener.address)
     sock = listener.sock
     http = kb.config.transport.http
-    cap = connection_cap(http.max_connections, fd_soft_limit())
+    cap = connection_cap(http.max_connections, fd_soft_limit(fds_needed(http.max_connections)))
     if cap < http.max_connections:
         log.warning("max_connections lowered from %d to %d to stay below the open-file limit",
                     http.max_connections, cap)

@@ -65,14 +65,31 @@ def loop_exception_handler(_loop: asyncio.AbstractEventLoop, context: dict[str, 
         pass
 
 
-def fd_soft_limit() -> int | None:
-    """The soft RLIMIT_NOFILE, or None where there is no such limit (Windows)."""
+def fd_soft_limit(wanted: int | None = None) -> int | None:
+    """The soft RLIMIT_NOFILE (None: no such limit, e.g. Windows), raised first if asked.
+
+    With ``wanted``, a soft limit below it is raised toward it, as far as the
+    hard limit allows (macOS starts processes at 256, which would otherwise
+    cap a server at a few dozen connections).
+    """
     try:
         import resource
     except ImportError:
         return None
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if wanted is not None and soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.debug("could not raise the open-file limit to %d: %s", target, exc)
     return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def fds_needed(connections: int) -> int:
+    """The open-file limit at which ``connections`` fit under :func:`connection_cap`."""
+    return connections + RESERVED_FDS + 2 * ACCEPT_BURST
 
 
 def guarded_protocol(*, header_timeout_s: float, max_connections: int) -> type[H11Protocol]:
