@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import math
 import os
 import re
@@ -38,8 +39,12 @@ from groove.errors import GrooveError
 if TYPE_CHECKING:
     from groove.config import Config
 
+log = logging.getLogger("groove.checks")
+
 SCHEMA_FILENAME = "groove-schema.toml"
 TYPES = ("string", "integer", "float", "boolean", "date", "list")
+#: GrooveSeek's type names, read as groove's (one warning line each).
+GROOVESEEK_TYPES = {"array": "list"}
 _FIELD_KEYS = ("required", "type", "pattern", "enum", "min_length", "max_length", "allow_empty")
 _LENGTH_TYPES = ("string", "list")
 _PATTERN_TYPES = ("string", "date", "list")
@@ -100,6 +105,10 @@ def _field_rule(path: Path, name: str, spec: dict[str, Any]) -> FieldRule:
         if key in spec and not isinstance(spec[key], bool):
             raise bad(key, "must be true or false")
     kind = spec.get("type")
+    if kind in GROOVESEEK_TYPES:
+        log.warning("schema %s: field %r: type = %r is GrooveSeek's spelling, read as type = %r; "
+                    "please change it (docs/grooveseek.md)", path, name, kind, GROOVESEEK_TYPES[kind])
+        kind = GROOVESEEK_TYPES[kind]
     if kind is not None and kind not in TYPES:
         raise bad("type", f"must be one of {', '.join(TYPES)}, got {kind!r}")
     lengths = {}

@@ -26,5 +26,12 @@ def _register_commands() -> None:
 
 
 def main() -> None:
+    import sys
+
+    from groove.cli.compat import upgrade_argv
+
     _register_commands()
-    cli(prog_name="groove")
+    args, notes = upgrade_argv(sys.argv[1:])
+    for note in notes:
+        print(f"deprecated: {note}", file=sys.stderr)
+    cli(args=args, prog_name="groove")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from groove.config._util import _absolute, _exists, _get, _is_file
+from groove.config.compat import upgrade_settings
 from groove.config.messages import _show, _validate
 from groove.config.model import _PATH_KEYS, CONFIG_FILENAME, MAX_GIT_PARENTS, Config, _Settings
 from groove.config.trust import _apply_trust, _check_kb_dir
@@ -150,7 +151,7 @@ def _plain(value: Any) -> Any:
 def _build(raw: dict[str, Any], *, source: Path | None, trusted: bool, where: str,
            kb_path: Path | None, db_path: Path | None, cwd: Path,
            overrides: Mapping[str, Any] | None) -> Config:
-    file_layer = copy.deepcopy(raw)
+    file_layer = upgrade_settings(copy.deepcopy(raw), where)
     validated = _validate(_Settings, file_layer, where)
     _resolve_paths(file_layer, validated, source.parent if source else cwd)
     ignored = None
@@ -159,7 +160,7 @@ def _build(raw: dict[str, Any], *, source: Path | None, trusted: bool, where: st
 
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ConfigError(f"command-line options: overrides must be a mapping, got {_show(overrides)}")
-    cli_layer = _plain(overrides or {})
+    cli_layer = upgrade_settings(_plain(overrides or {}), "command-line options")
     if kb_path is not None:
         cli_layer["kb_path"] = kb_path
     if db_path is not None:

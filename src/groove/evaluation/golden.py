@@ -77,10 +77,31 @@ def load_golden(path: Path) -> GoldenSet:
     return GoldenSet(path=path, sha256=hashlib.sha256(raw).hexdigest(), queries=queries)
 
 
+#: Keys GrooveSeek reserved in golden files without giving them a meaning: read
+#: and ignored, one warning line each (docs/grooveseek.md).
+GROOVESEEK_TOP_KEYS = ("defaults",)
+GROOVESEEK_QUERY_TAGS = "tags"
+
+
+def _ignored(what: str) -> None:
+    log.warning("%s is reserved by GrooveSeek's golden format and has no effect in groove; "
+                "it is ignored (docs/grooveseek.md)", what)
+
+
+def _without_grooveseek_keys(data: dict[str, Any], source: str) -> dict[str, Any]:
+    if not any(key in data for key in GROOVESEEK_TOP_KEYS):
+        return data
+    for key in GROOVESEEK_TOP_KEYS:
+        if key in data:
+            _ignored(f"{source}: top-level `{key}`")
+    return {k: v for k, v in data.items() if k not in GROOVESEEK_TOP_KEYS}
+
+
 def parse_golden(data: Any, *, source: str = "golden file") -> tuple[GoldenQuery, ...]:
     """Validate the parsed YAML document (a mapping with a non-empty ``queries`` list)."""
     if not isinstance(data, dict) or "queries" not in data:
         raise GoldenError(f"{source}: the top level must be a mapping with a `queries` list")
+    data = _without_grooveseek_keys(data, source)
     unknown = sorted(set(data) - {"queries"})
     if unknown:
         raise GoldenError(f"{source}: unknown top-level key(s) {unknown}; only `queries` is accepted")
@@ -107,6 +128,9 @@ def _parse_entry(entry: Any, index: int, source: str) -> GoldenQuery:
         raise GoldenError(f"{where}: field `id` must be a non-empty string or an integer")
     qid = str(raw_id)
     where = f"{source}: queries[{index}] (id {qid!r})"
+    if GROOVESEEK_QUERY_TAGS in entry:
+        entry = {k: v for k, v in entry.items() if k != GROOVESEEK_QUERY_TAGS}
+        _ignored(f"{where}: `{GROOVESEEK_QUERY_TAGS}`")
     unknown = sorted(set(entry) - {"id", "query", "expected"})
     if unknown:
         raise GoldenError(f"{where}: unknown field(s) {unknown}; accepted: id, query, expected")
