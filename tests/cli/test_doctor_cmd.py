@@ -4,35 +4,20 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from click.testing import CliRunner
-
-from groove.cli import _register_commands, cli
-
-_register_commands()
+NOTES = {
+    "a.md": "# A\n\n## One\n\nSome text that is long enough to be a real chunk of notes.\n",
+    "b.md": "# B\n\n## Two\n\nAnother note with enough words in it to pass the filter.\n",
+}
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-@pytest.fixture
-def kb_dir(tmp_path, write_files, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return write_files(tmp_path / "kb", {
-        "a.md": "# A\n\n## One\n\nSome text that is long enough to be a real chunk of notes.\n",
-        "b.md": "# B\n\n## Two\n\nAnother note with enough words in it to pass the filter.\n",
-    })
-
-
-def test_clean_index_exits_0(kb_dir):
+def test_clean_index_exits_0(kb_dir, run):
     run("index", "--kb-path", str(kb_dir), "-q")
     result = run("doctor", "--kb-path", str(kb_dir))
     assert result.exit_code == 0, result.stdout
     assert "No problems found." in result.stdout
 
 
-def test_findings_exit_1_in_text_and_json(kb_dir):
+def test_findings_exit_1_in_text_and_json(kb_dir, run):
     run("index", "--kb-path", str(kb_dir), "-q")
     (kb_dir / "b.md").unlink()
     text = run("doctor", "--kb-path", str(kb_dir))
@@ -44,7 +29,7 @@ def test_findings_exit_1_in_text_and_json(kb_dir):
     assert [(f["check"], f["path"]) for f in data["findings"]] == [("servability", "b.md")]
 
 
-def test_no_index_exits_2(kb_dir):
+def test_no_index_exits_2(kb_dir, run):
     text = run("doctor", "--kb-path", str(kb_dir))
     assert text.exit_code == 2 and text.stdout == "" and "no index" in text.stderr
     as_json = run("doctor", "--kb-path", str(kb_dir), "--format", "json")

@@ -6,32 +6,16 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from click.testing import CliRunner
-
-from groove.cli import _register_commands, cli
-
-_register_commands()
 
 NOTES = {
     "rust/async.md": "# Async\n\n## Tasks\n\nSpawn tokio tasks to run futures concurrently.\n",
     "rust/tokio.md": "# Tokio\n\n## Runtime\n\nThe tokio runtime schedules async tasks on threads.\n",
     "food/bread.md": "# Bread\n\n## Starter\n\nFeed the sourdough starter flour and water daily.\n",
 }
+INDEXED = True
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-@pytest.fixture
-def kb_dir(tmp_path, write_files, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    root = write_files(tmp_path / "kb", NOTES)
-    assert run("index", "--kb-path", str(root), "-q").exit_code == 0
-    return root
-
-
-def test_default_output_is_json(kb_dir):
+def test_default_output_is_json(kb_dir, run):
     result = run("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md", "--depth", "1",
                  "--fan-out", "2", "--min-similarity", "0")
     assert result.exit_code == 0, result.stderr
@@ -41,7 +25,7 @@ def test_default_output_is_json(kb_dir):
     assert graph["stats"]["total_nodes"] == 3 and graph["truncated"] is False
 
 
-def test_max_nodes_and_exclude_path_flags(kb_dir):
+def test_max_nodes_and_exclude_path_flags(kb_dir, run):
     result = run("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md", "--min-similarity",
                  "0", "--max-nodes", "2", "--exclude-path", "rust/tokio.md")
     graph = json.loads(result.stdout)
@@ -49,7 +33,7 @@ def test_max_nodes_and_exclude_path_flags(kb_dir):
     assert graph["truncated"] is False  # nothing else was eligible
 
 
-def test_svg_dot_and_text_formats(kb_dir):
+def test_svg_dot_and_text_formats(kb_dir, run):
     base = ("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md", "--min-similarity", "0")
     svg = run(*base, "--format", "svg")
     assert svg.exit_code == 0
@@ -65,13 +49,13 @@ def test_svg_dot_and_text_formats(kb_dir):
     ("--min-similarity", "2", "min_similarity"), ("--seed-strategy", "x", "seed_strategy"),
     ("--max-nodes", "0", "max_nodes"), ("--max-seed-chunks", "5000", "max_seed_chunks"),
 ])
-def test_bad_arguments_exit_2_naming_the_argument(kb_dir, flag, value, named):
+def test_bad_arguments_exit_2_naming_the_argument(kb_dir, flag, value, named, run):
     result = run("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md", flag, value)
     assert result.exit_code == 2 and result.stdout == ""
     assert named in result.stderr
 
 
-def test_unknown_or_escaping_start_exits_2(kb_dir):
+def test_unknown_or_escaping_start_exits_2(kb_dir, run):
     missing = run("graph", "--kb-path", str(kb_dir), "--start", "nope.md")
     assert missing.exit_code == 2 and "nope.md" in missing.stderr
     escaping = run("graph", "--kb-path", str(kb_dir), "--start", "../etc/passwd")

@@ -4,35 +4,21 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from click.testing import CliRunner
+NOTES = {
+    "ok.md": "---\nstatus: done\n---\n# Ok\n",
+    "bad.md": "---\ntitle: Bad\nstatus: wip\n---\n# Bad\n",
+}
 
-from groove.cli import _register_commands, cli
-
-_register_commands()
 
 SCHEMA = '[fields.status]\nrequired = true\nenum = ["draft", "done"]\n'
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-@pytest.fixture
-def kb_dir(tmp_path, write_files, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return write_files(tmp_path / "kb", {
-        "ok.md": "---\nstatus: done\n---\n# Ok\n",
-        "bad.md": "---\ntitle: Bad\nstatus: wip\n---\n# Bad\n",
-    })
-
-
-def test_no_schema_exits_0_with_a_note_on_stderr(kb_dir):
+def test_no_schema_exits_0_with_a_note_on_stderr(kb_dir, run):
     result = run("validate", "--kb-path", str(kb_dir))
     assert result.exit_code == 0 and "no schema file" in result.stderr
 
 
-def test_violations_exit_1_in_every_format(kb_dir):
+def test_violations_exit_1_in_every_format(kb_dir, run):
     (kb_dir / "groove-schema.toml").write_text(SCHEMA)
     text = run("validate", "--kb-path", str(kb_dir))
     assert text.exit_code == 1 and text.stdout.startswith("bad.md:3: field 'status' value")
@@ -43,7 +29,7 @@ def test_violations_exit_1_in_every_format(kb_dir):
     assert data["files_checked"] == 2 and [v["path"] for v in data["violations"]] == ["bad.md"]
 
 
-def test_schema_option_and_schema_errors_exit_2(kb_dir, tmp_path):
+def test_schema_option_and_schema_errors_exit_2(kb_dir, tmp_path, run):
     other = tmp_path / "schema.toml"
     other.write_text('[fields.title]\nrequired = true\n')
     result = run("validate", "--kb-path", str(kb_dir), "--schema", str(other), "--fail-fast")

@@ -7,13 +7,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from _helpers import FIXTURE_KB, SECRET, RunningServer, start_http_server, stop_server, write_config
+from _helpers import (
+    SECRET,
+    RunningServer,
+    ServerKB,
+    build_hostile_kb,
+    start_http_server,
+    stop_server,
+)
 from click.testing import CliRunner
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -45,7 +51,8 @@ QUERIES = [
 SURROGATE_IDS = {"lone-surrogate", "lone-low-surrogate"}
 LIMITS_REFUSED = [0, -1, 10**9]
 
-# Paths the KB fixture below makes: a symlink and a hard link to a secret outside the KB.
+# Paths into and out of the hostile KB (build_hostile_kb): a symlink and a hard link to a
+# secret outside the KB, escapes, and malformed names.
 BAD_PATHS = ["../outside/secret.md", "%2e%2e%2foutside%2fsecret.md", "%2E%2E/outside/secret.md",
              "guides/../../outside/secret.md", "/etc/passwd", "OUTSIDE_ABS", "notes/\x00.md",
              "notes/link.md", "notes/hard.md", "", "   ", "x" * 5000, "notes/\ud800.md"]
@@ -58,28 +65,19 @@ def _no_traceback(*texts: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def kb_root(tmp_path_factory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("badinput")
-    kb = root / "kb"
-    shutil.copytree(FIXTURE_KB, kb)
-    outside = root / "outside"
-    outside.mkdir()
-    (outside / "secret.md").write_text(f"# Secret\n\n{SECRET}\n", encoding="utf-8")
-    os.symlink(outside / "secret.md", kb / "notes" / "link.md")
-    os.link(outside / "secret.md", kb / "notes" / "hard.md")
-    config = write_config(root / "groove.toml", kb)
-    return {"root": root, "kb": kb, "config": config, "outside": outside}
+def kb_root(tmp_path_factory) -> ServerKB:
+    return build_hostile_kb(tmp_path_factory.mktemp("badinput"))
 
 
 @pytest.fixture(scope="module")
 def server(kb_root) -> Iterator[RunningServer]:
-    running = start_http_server(kb_root["config"], kb_root["root"], "--no-watch")
+    running = start_http_server(kb_root.config, kb_root.root, "--no-watch")
     yield running
     stop_server(running)
 
 
 def _bad_paths(kb_root) -> list[str]:
-    return [str(kb_root["outside"] / "secret.md") if p == "OUTSIDE_ABS" else p for p in BAD_PATHS]
+    return [str(kb_root.outside / "secret.md") if p == "OUTSIDE_ABS" else p for p in BAD_PATHS]
 
 
 def _text(result: Any) -> str:
@@ -115,7 +113,7 @@ def _assert_cli_refused(result, named: str) -> None:
 @pytest.mark.parametrize(("query", "refused"), [(q, r) for _, q, r in QUERIES],
                          ids=[i for i, _, _ in QUERIES])
 def test_cli_search_query(server, kb_root, query, refused):
-    result = _cli("search", "--config", str(kb_root["config"]), "--", query)
+    result = _cli("search", "--config", str(kb_root.config), "--", query)
     if refused:
         _assert_cli_refused(result, "query")
     else:
@@ -126,13 +124,13 @@ def test_cli_search_query(server, kb_root, query, refused):
 
 @pytest.mark.parametrize("limit", LIMITS_REFUSED)
 def test_cli_search_absurd_limits(server, kb_root, limit):
-    _assert_cli_refused(_cli("search", "--config", str(kb_root["config"]), "--limit", str(limit),
+    _assert_cli_refused(_cli("search", "--config", str(kb_root.config), "--limit", str(limit),
                              "setup"), "limit")
 
 
 @pytest.mark.parametrize("limit", ["true", "5.5", "1e9", ""])
 def test_cli_search_non_integer_limit_is_a_usage_error(server, kb_root, limit):
-    result = _cli("search", "--config", str(kb_root["config"]), "--limit", limit, "setup")
+    result = _cli("search", "--config", str(kb_root.config), "--limit", limit, "setup")
     assert result.exit_code == 2 and result.stdout == ""
     assert "--limit" in result.stderr
     _no_traceback(result.stderr)
@@ -145,8 +143,8 @@ def test_cli_search_non_integer_limit_is_a_usage_error(server, kb_root, limit):
     pytest.param("notes/\udcff.md", id="argv-undecodable-byte"),
 ])
 def test_cli_graph_start_paths(server, kb_root, bad):
-    bad = str(kb_root["outside"] / "secret.md") if bad == "OUTSIDE_ABS" else bad
-    result = _cli("graph", "--config", str(kb_root["config"]), "--start", bad)
+    bad = str(kb_root.outside / "secret.md") if bad == "OUTSIDE_ABS" else bad
+    result = _cli("graph", "--config", str(kb_root.config), "--start", bad)
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -161,7 +159,7 @@ def test_cli_search_subprocess_never_prints_a_traceback(server, kb_root):
     from _helpers import groove_cmd
 
     for query in ("x" * 2000, " ", "-" * 10_000):
-        proc = subprocess.run(groove_cmd("search", "--config", str(kb_root["config"]), "--", query),
+        proc = subprocess.run(groove_cmd("search", "--config", str(kb_root.config), "--", query),
                               capture_output=True, text=True, timeout=120,
                               env={**os.environ, "GROOVE_LOG": "warning"})
         assert proc.returncode == 2 and proc.stdout == "", proc.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,6 +24,24 @@ class ServerKB:
     kb: Path
     config: Path
     outside: Path
+
+
+def build_hostile_kb(root: Path) -> ServerKB:
+    """The fixture KB copied to ``root/kb``, plus what a hostile KB holds.
+
+    A symlink (``notes/link.md``) and a hard link (``notes/hard.md``) to
+    ``root/outside/secret.md``, whose text is :data:`SECRET`, and a binary file
+    with an extension no parser handles (``notes/binary.exe``). Not indexed.
+    """
+    kb = root / "kb"
+    shutil.copytree(FIXTURE_KB, kb)
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(f"# Secret\n\n{SECRET}\n", encoding="utf-8")
+    os.symlink(outside / "secret.md", kb / "notes" / "link.md")
+    os.link(outside / "secret.md", kb / "notes" / "hard.md")
+    (kb / "notes" / "binary.exe").write_bytes(b"MZ\x00\x00")
+    return ServerKB(root, kb, write_config(root / "groove.toml", kb), outside)
 
 
 def write_config(path: Path, kb: Path, *, max_sessions: int = 256, extra: str = "") -> Path:

@@ -2,45 +2,32 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from _helpers import (
-    FIXTURE_KB,
-    SECRET,
     RunningServer,
     ServerKB,
+    build_hostile_kb,
     start_http_server,
     stop_server,
-    write_config,
 )
 
 
 @pytest.fixture(scope="session")
 def server_kb(tmp_path_factory, embedder) -> ServerKB:
-    """The fixture KB plus a symlink and a hard link that point at a file outside it; indexed."""
+    """The hostile KB of :func:`build_hostile_kb`, indexed once per session."""
     from groove.config import load_config
     from groove.kb import KnowledgeBase
 
-    root = tmp_path_factory.mktemp("serverkb")
-    kb = root / "kb"
-    shutil.copytree(FIXTURE_KB, kb)
-    outside = root / "outside"
-    outside.mkdir()
-    (outside / "secret.md").write_text(f"# Secret\n\n{SECRET}\n", encoding="utf-8")
-    os.symlink(outside / "secret.md", kb / "notes" / "link.md")
-    os.link(outside / "secret.md", kb / "notes" / "hard.md")
-    (kb / "notes" / "binary.exe").write_bytes(b"MZ\x00\x00")
-    config = write_config(root / "groove.toml", kb)
-    knowledge = KnowledgeBase(load_config(config_path=config), embedder=embedder)
+    hostile = build_hostile_kb(tmp_path_factory.mktemp("serverkb"))
+    knowledge = KnowledgeBase(load_config(config_path=hostile.config), embedder=embedder)
     try:
         knowledge.index()
     finally:
         knowledge.close()
-    return ServerKB(root, kb, config, outside)
+    return hostile
 
 
 @pytest.fixture(scope="session")
