@@ -11,6 +11,11 @@ Two kinds of KB:
   ``store.write_document`` with deterministic random unit vectors (real FTS
   rows, fake embeddings), so that the vector and full-text legs can be timed
   at sizes the model would need hours to embed.
+* ``clustered`` (1M): the same, but the unit vectors lie around 2,000 random
+  centres (cosine to their centre about 0.86), because uniformly random vectors
+  have no neighbours to find and no approximate index can be judged on them
+  (docs/scaling.md). ``clustered_queries`` draws held-out queries from the same
+  distribution for recall measurements.
 
 The cache key covers everything that changes the stored bytes: corpus
 parameters and the generator's output digest, the groove version, the
@@ -125,7 +130,10 @@ def ensure_kb(label: str, n_chunks: int, source: str, log=print, *,
         shutil.rmtree(root)  # a half-finished build
     (root / "kb").mkdir(parents=True)
     log(f"building {label} ({source}) at {root} ...")
-    build = _build_model(root / "kb", n_chunks) if source == "model" else _build_random(root / "kb", n_chunks)
+    if source == "model":
+        build = _build_model(root / "kb", n_chunks)
+    else:
+        build = _build_random(root / "kb", n_chunks, clustered=source == "clustered")
     build.update(key=key, built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  loadavg_after=os.getloadavg()[0])
     done.write_text(json.dumps(build, indent=2))
@@ -180,7 +188,31 @@ def random_unit_vectors(n: int, seed: int) -> np.ndarray:
     return matrix
 
 
-def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
+CENTRES = 2000
+CENTRE_NOISE = 0.6
+
+
+def clustered_unit_vectors(n: int, seed: int, *, centres_seed: int = SEED) -> np.ndarray:
+    """Unit vectors around ``CENTRES`` fixed random centres (the centres depend only on
+    ``centres_seed``, so queries drawn with another ``seed`` share them)."""
+    centres = random_unit_vectors(CENTRES, centres_seed)
+    rng = np.random.default_rng(seed + 1)
+    out = np.empty((n, DIM), dtype=np.float32)
+    for start in range(0, n, 65536):
+        end = min(n, start + 65536)
+        block = centres[rng.integers(0, CENTRES, end - start)]
+        block += rng.standard_normal((end - start, DIM), dtype=np.float32) * (
+            CENTRE_NOISE / np.sqrt(DIM))
+        out[start:end] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def clustered_queries(n: int) -> np.ndarray:
+    """Held-out queries from the ``clustered`` KBs' distribution."""
+    return clustered_unit_vectors(n, SEED + 10_000)
+
+
+def _build_random(kb_dir: Path, n_chunks: int, clustered: bool = False) -> dict[str, Any]:
     """Real parse/chunk/FTS, random unit vectors, through the store's own write path."""
     from groove.embedders import get_embedder
     from groove.indexing.chunking import chunk_document
@@ -192,8 +224,10 @@ def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
     embedder = get_embedder(config.model)
     store = open_store(config.db_path, create=True)
     store.set_meta(model_id=embedder.model_id, dim=embedder.dim, context_mode="off")
-    vectors = random_unit_vectors(n_chunks, SEED)
+    make = clustered_unit_vectors if clustered else random_unit_vectors
+    vectors = make(n_chunks, SEED)
     used = 0
+    next_report = 50_000
     documents = 0
     t0 = time.perf_counter()
     for doc in generate(n_chunks, SEED):
@@ -206,8 +240,12 @@ def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
         chunks = [_no_context(c) for c in chunks]
         take = vectors[used:used + len(chunks)]
         if len(take) < len(chunks):  # the chunker found more than the generator planned
-            take = np.vstack([take, random_unit_vectors(len(chunks) - len(take), SEED + used)])
+            take = np.vstack([take, make(len(chunks) - len(take), SEED + used)])
         used += len(chunks)
+        if used >= next_report:
+            print(f"  {used} chunks written, {time.perf_counter() - t0:.0f} s", file=sys.stderr,
+                  flush=True)
+            next_report += 50_000
         record = DocumentRecord(
             path=doc.path, sha256=hashlib.sha256(data).hexdigest(), title=parsed.title,
             category=parsed.category, topic=parsed.topic, date=parsed.date,
@@ -221,7 +259,7 @@ def _build_random(kb_dir: Path, n_chunks: int) -> dict[str, Any]:
     chunks_stored = store.stats().chunks
     store.close()
     return {"documents": documents, "chunks": chunks_stored, "expected_chunks": n_chunks,
-            "write_s": round(elapsed, 3), "write_chunks_per_s": round(chunks_stored / elapsed, 1),
+            "vectors": "clustered" if clustered else "uniform", "write_s": round(elapsed, 3), "write_chunks_per_s": round(chunks_stored / elapsed, 1),
             "token_count": "len/4 (no model pass)"}
 
 

@@ -147,6 +147,97 @@ def child_search(kb_dir: Path, reps: int, profile_out: Path | None) -> dict[str,
     return out
 
 
+def open_kb_with_storage(kb_dir: Path, storage: str) -> Any:
+    """``open_kb`` with ``[search.vectors] storage`` set (the defaults otherwise)."""
+    from groove.embedders import get_embedder
+    from groove.kb import KnowledgeBase
+
+    config = load_bench_config(kb_dir)
+    vectors = config.search.vectors.model_copy(update={"storage": storage})
+    config = config.model_copy(update={"search": config.search.model_copy(update={"vectors": vectors})})
+    return KnowledgeBase(config, embedder=get_embedder(config.model))
+
+
+def _recall_at_10(vectors: Any, queries: Any, allowed: Any, n: int) -> tuple[float, list[float],
+                                                                            list[float]]:
+    """recall@10 of ``top_n(q, n)``'s first ten against the exact scan's; and both timings."""
+    hits, approx_t, exact_t = 0, [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        got = vectors.top_n(q, n, allowed)[:10]
+        approx_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        want = vectors.exact_top_n(q, n, allowed)[:10]
+        exact_t.append(time.perf_counter() - t0)
+        hits += len({c for c, _ in got} & {c for c, _ in want})
+    return round(hits / (10 * len(queries)), 4), approx_t, exact_t
+
+
+def child_scale(kb_dir: Path, storage: str, reps: int, ann_timeout: float) -> dict[str, Any]:
+    """The million-chunk measurement (docs/scaling.md): load, approximate index, latency, recall.
+
+    The approximate index is built (or loaded from beside the database) in the
+    background from the first search on; ``ann_ready_s`` is the time from that
+    first search until it holds every chunk.
+    """
+    import numpy as np
+    from kbcache import clustered_queries
+
+    from groove.search.filters import ChunkFilter
+
+    kb = open_kb_with_storage(kb_dir, storage)
+    kb.embedder.embed_query("warm up the model")
+    chunks = kb.store.stats().chunks
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM from here on
+    rss_before = vm_kib("VmRSS")
+    t0 = time.perf_counter()
+    kb.search(_request("first query loads the resident index", {}))
+    first = time.perf_counter() - t0
+    vectors = kb._vectors
+    ann_loaded_from_disk = vectors.ann_size == len(vectors)
+    ready = vectors.wait_for_ann(ann_timeout)
+    ann_ready_s = time.perf_counter() - t0 - first
+    rss_ready = vm_kib("VmRSS")
+    out: dict[str, Any] = {
+        "chunks": chunks, "storage": storage, "uses_ann": vectors.uses_ann,
+        "first_search_ms": _ms(first), "ann_ready": ready,
+        "ann_ready_s": round(ann_ready_s, 1), "ann_loaded_from_disk": ann_loaded_from_disk,
+        "ann_nprobe": kb.config.search.vectors.ann_nprobe,
+        "ann_oversample": kb.config.search.vectors.ann_oversample,
+    }
+    _search_loop(kb, 1)
+    samples = _search_loop(kb, reps)
+    every = [t for ts in samples["shape"].values() for t in ts]
+    out.update({
+        "search_samples": len(every),
+        "search_p50_ms": _ms(statistics.median(every)),
+        "search_p95_ms": _ms(percentile(every, 0.95)),
+        "search_p50_ms_by_shape": {s: _ms(statistics.median(ts)) for s, ts in samples["shape"].items()},
+        "query_embed_p50_ms": _query_embed_ms(kb),
+    })
+    out["search_to_embed_ratio"] = round(out["search_p50_ms"] / out["query_embed_p50_ms"], 2)
+    queries = clustered_queries(200)
+    everything = np.ones(len(vectors), dtype=bool)
+    broad = vectors.mask(ChunkFilter(category="engineering"))  # ~ a third of the chunks
+    for label, allowed in (("all", everything), ("category_filter", broad)):
+        for n in (10, 50):
+            recall, approx_t, exact_t = _recall_at_10(vectors, queries, allowed, n)
+            out[f"recall_at_10_{label}_n{n}"] = recall
+            out[f"vector_leg_p50_ms_{label}_n{n}"] = _ms(statistics.median(approx_t))
+            out[f"exact_scan_p50_ms_{label}_n{n}"] = _ms(statistics.median(exact_t))
+    out["category_filter_share"] = round(float(broad.mean()), 3)
+    out["index_memory_mb"] = round((rss_ready - rss_before) / 1024, 1)
+    out["raw_embedding_mb"] = round(chunks * DIM * 4 / 2**20, 1)
+    out["index_memory_ratio"] = round(out["index_memory_mb"] / max(out["raw_embedding_mb"], 1e-9), 2)
+    out["resident_matrix_mb"] = round(vectors.matrix.nbytes / 2**20, 1)
+    out["rss_before_index_mb"] = round(rss_before / 1024, 1)
+    out["peak_rss_mb"] = round(vm_kib("VmHWM") / 1024, 1)
+    out["peak_rss_over_raw"] = round((vm_kib("VmHWM") - rss_before) / 1024
+                                     / max(out["raw_embedding_mb"], 1e-9), 2)
+    kb.close()
+    return out
+
+
 def _query_embed_ms(kb: Any) -> float:
     times = []
     for _, query, _ in QUERY_MIX:
@@ -266,16 +357,20 @@ def child_fts(kb_dir: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("kind", choices=["search", "noop", "fts", "calibrate"])
+    parser.add_argument("kind", choices=["search", "noop", "fts", "calibrate", "scale"])
     parser.add_argument("kb_dir", type=Path)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--profile", type=Path, default=None)
+    parser.add_argument("--storage", default="float32")
+    parser.add_argument("--ann-timeout", type=float, default=3600)
     args = parser.parse_args()
     import logging
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.kind == "search":
         result = child_search(args.kb_dir, args.reps, args.profile)
+    elif args.kind == "scale":
+        result = child_scale(args.kb_dir, args.storage, args.reps, args.ann_timeout)
     elif args.kind == "noop":
         result = child_noop(args.kb_dir)
     elif args.kind == "fts":
