@@ -117,7 +117,8 @@ class KnowledgeBase:
         if self._embedder is None:
             from groove.embedders import get_embedder
 
-            self._embedder = get_embedder(self.config.model, cache_dir=self.config.model_cache_dir)
+            self._embedder = get_embedder(self.config.model, cache_dir=self.config.model_cache_dir,
+                                          settings=self.config.embedder)
         return self._embedder
 
     # --- indexing -------------------------------------------------------------
@@ -200,6 +201,13 @@ class KnowledgeBase:
         request = validate_request(request)
         embedder = self.embedder
         with self.reading() as store:
+            if embedder.source is not None:  # a remote model: the same name elsewhere is refused
+                from groove.indexing.indexer import model_mismatch
+
+                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
+                                          self.db_path)
+                if mismatch is not None:
+                    raise mismatch
             if self._vectors is None:
                 self._vectors = VectorIndex(store, self.config.search.vectors,
                                             ann_path=self.db_path, model_id=store.meta().model_id)

@@ -5,6 +5,9 @@ only list of their ids, so configuration validation, CLI help and error
 messages all read the same table (docs/architecture.md). Adding an
 implementation is one line in that table plus one module.
 
+An id ending in ``:*`` is a family: ``"openai:*"`` accepts every
+``openai:<name>`` with a non-empty name (remote models are named by the server).
+
 Modules are imported on first use, so an optional dependency (pypdf,
 fastembed, ...) is only needed when its id is actually used, and reading the
 list of ids costs no import at all. Instances are cached per key, one per
@@ -42,25 +45,33 @@ class Registry(Generic[F]):
 
     @property
     def ids(self) -> tuple[str, ...]:
-        """Every accepted id, in table order."""
-        return tuple(self._targets)
+        """Every accepted id, in table order; a family shows as ``openai:<name>``."""
+        return tuple(i[:-1] + "<name>" if i.endswith(":*") else i for i in self._targets)
 
     def accepted(self) -> str:
         """The ids as a comma-separated list, for help texts and messages."""
-        return ", ".join(self._targets)
+        return ", ".join(self.ids)
+
+    def _target(self, item_id: object) -> str | None:
+        if not isinstance(item_id, str):
+            return None
+        if item_id in self._targets:
+            return self._targets[item_id]
+        family, sep, name = item_id.partition(":")
+        return self._targets.get(f"{family}:*") if sep and name.strip() else None
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self._targets
+        return self._target(item_id) is not None
 
     def check(self, item_id: str) -> str:
         """``item_id`` if it is known; otherwise the registry's error naming every accepted id."""
-        if item_id not in self._targets:
+        if self._target(item_id) is None:
             raise self._error(f"unknown {self.kind} {item_id!r}; accepted: {self.accepted()}")
         return item_id
 
     def load(self, item_id: str) -> F:
         """The implementing class (its module imported now if it was not yet)."""
-        module_name, class_name = self._targets[self.check(item_id)].split(":")
+        module_name, class_name = str(self._target(self.check(item_id))).split(":")
         cls: F = getattr(importlib.import_module(module_name), class_name)
         return cls
 

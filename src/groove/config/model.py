@@ -189,6 +189,43 @@ class ParentRetrieverConfig(_Section):
     )
 
 
+class EmbedderConfig(_Section):
+    """A remote OpenAI-compatible embedding service, for ``model = "openai:<name>"``.
+
+    docs/scaling.md says which servers need ``input_type`` and which need prefixes.
+    """
+
+    url: str | None = Field(
+        None, description='the service base URL, e.g. "http://127.0.0.1:8080/v1"')
+    api_key_env: str | None = Field(
+        None, description="the NAME of an environment variable holding the API key")
+    dimensions: int | None = Field(
+        None, ge=1, le=65_536, description="an integer in 1..65536 (unset: what the server returns)")
+    batch_size: int = Field(64, ge=1, le=2048, description="an integer in 1..2048")
+    timeout_s: float = Field(30.0, gt=0.0, le=3600.0, description="a number in (0, 3600]")
+    max_retries: int = Field(5, ge=0, le=20, description="an integer in 0..20")
+    input_type: bool = Field(True, description="true or false")
+    query_prefix: str = Field("", description='a string put before each query, e.g. "query: "')
+    passage_prefix: str = Field("", description='a string put before each passage, e.g. "passage: "')
+    max_input_tokens: int = Field(
+        512, ge=16, le=1_000_000, description="an integer in 16..1000000")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.match(r"^https?://[^\s/]+(/\S*)?$", url):
+            raise ValueError(f"{url!r} is not an http(s) URL")
+        return url.rstrip("/") if url else url
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, name: str | None) -> str | None:
+        if name is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            raise ValueError(f"{name!r} is not an environment variable name (the key itself "
+                             "never goes in groove.toml)")
+        return name
+
+
 class VectorsConfig(_Section):
     """How the vector leg holds and searches embeddings (docs/scaling.md)."""
 
@@ -299,6 +336,8 @@ class _Settings(_Section):
     transport: TransportConfig = Field(
         default_factory=TransportConfig, description="a [transport] table"
     )
+    embedder: EmbedderConfig = Field(
+        default_factory=EmbedderConfig, description="an [embedder] table")
     search: SearchConfig = Field(default_factory=SearchConfig, description="a [search] table")
     contextual: ContextualConfig = Field(
         default_factory=ContextualConfig, description="a [contextual] table"
@@ -355,6 +394,15 @@ class Config(_Settings):
 
     _source: Path | None = PrivateAttr(None)
     _trusted: bool = PrivateAttr(True)
+
+    @model_validator(mode="after")
+    def _remote_model_has_url(self) -> Config:
+        # On the merged result only: --model openai:x may take its url from the file.
+        if self.model.startswith("openai:") and self.embedder.url is None:
+            raise ValueError(f"model {self.model!r} is a remote service: set [embedder] url "
+                             '(e.g. url = "http://127.0.0.1:8080/v1") in a groove.toml given '
+                             "with --config")
+        return self
 
     @model_validator(mode="before")
     @classmethod

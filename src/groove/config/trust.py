@@ -1,7 +1,8 @@
 """Trust rules for discovered config files.
 
 A file found by discovery is *untrusted*: it may shape search and indexing but
-cannot widen the HTTP exposure, pick the model cache or the index file, or point ``kb_path`` at the
+cannot widen the HTTP exposure, pick the model cache or the index file, send the notes
+(and an API key from the environment) to an embedding service, or point ``kb_path`` at the
 home directory (docs/configuration.md, "Trust"). ``--config PATH`` makes a file
 trusted.
 """
@@ -22,6 +23,9 @@ log = logging.getLogger("groove.config")
 #: Top-level paths only a trusted file may set: where models are loaded from, and
 #: the SQLite file groove writes into (any file the user can write, otherwise).
 _TRUSTED_ONLY_PATHS = ("model_cache_dir", "db_path")
+#: ``[embedder]`` keys only a trusted file may set: the service every chunk's text is
+#: sent to, and which environment variable's value goes with it as a Bearer token.
+_TRUSTED_ONLY_EMBEDDER = ("url", "api_key_env")
 
 def _unsafe_kb_reason(kb: Path, config_dir: Path) -> str | None:
     """Why an untrusted file may not choose ``kb`` (docs/configuration.md), or None."""
@@ -54,6 +58,14 @@ def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str
                 del http[key]
                 log.warning("%s is untrusted (found by discovery): transport.http.%s ignored; "
                             "pass --config to trust it", source, key)
+    embedder = raw.get("embedder")
+    if isinstance(embedder, dict):
+        for key in _TRUSTED_ONLY_EMBEDDER:
+            if key in embedder:
+                del embedder[key]
+                log.warning("%s is untrusted (found by discovery): embedder.%s ignored (it "
+                            "would send your notes to that service); pass --config to trust it",
+                            source, key)
     for key in _TRUSTED_ONLY_PATHS:
         if key in raw:
             del raw[key]

@@ -24,6 +24,9 @@ class Embedder(ABC):
     max_input_tokens: int
     #: True when the model is fetched into a cache dir on first use (not bundled).
     downloads: bool = False
+    #: Where a remote model is served (its URL), recorded in the index beside
+    #: ``model_id``; None for a model that runs in this process.
+    source: str | None = None
 
     @abstractmethod
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -37,6 +40,9 @@ class Embedder(ABC):
         """Tokens the model would see; backends without a tokenizer use ``len/4``."""
         return max(1, len(text) // 4)
 
+    def close(self) -> None:  # noqa: B027  (optional hook: most backends hold nothing)
+        """Release connections or engines (nothing to do for most backends)."""
+
 
 class EmbedderFactory(Protocol):
     """How :func:`groove.embedders.get_embedder` builds a registered class.
@@ -48,3 +54,4 @@ class EmbedderFactory(Protocol):
     downloads: bool
 
     def __call__(self, model_id: str, *, cache_dir: Path | None = None) -> Embedder: ...
+

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from groove.config import Config
 from groove.embedders.base import Embedder
@@ -48,7 +49,7 @@ from groove.indexing.fileset import FileSet
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
 from groove.models import Chunk, DocumentRecord, ParsedDocument, passage_text
 from groove.parsers import get_parser_for
-from groove.store.base import BUILDING, COMPLETE, Store, build_finished
+from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
 log = logging.getLogger("groove.indexing.indexer")
 
@@ -113,27 +114,39 @@ def context_mode_name(enabled: bool) -> str:
     return "static" if enabled else "off"
 
 
+def model_mismatch(meta: IndexMeta, model_id: str, model_url: str | None,
+                   db_path: Path) -> IndexMismatchError | None:
+    """The refusal when the index was built by another model, or the same name served elsewhere."""
+    if meta.model_id is None or (meta.model_id, meta.model_url or None) == (model_id, model_url):
+        return None
+    built = meta.model_id + (f" at {meta.model_url}" if meta.model_url else "")
+    wanted = model_id + (f" at {model_url}" if model_url else "")
+    return IndexMismatchError(
+        f"the index at {db_path} was built with model {built!r} (dim {meta.dim}), not "
+        f"{wanted!r}; rebuild it with `groove index --force --model {model_id}` or use "
+        f"--model {meta.model_id}" + (" with its [embedder] url" if meta.model_url else "")
+    )
+
+
 def prepare_meta(store: Store, config: Config, embedder_id: str, dim: Callable[[], int],
-                 *, force: bool) -> bool:
+                 *, force: bool, embedder_url: str | None = None) -> bool:
     """Check (or record) model and context mode; return whether contextual mode is on.
 
-    A model mismatch is refused unless ``force``; with ``force`` the old
-    vectors are incompatible, so the index is cleared first. A changed
-    contextual setting without ``force`` keeps the recorded mode.
+    A model mismatch (a remote model: name or URL) is refused unless ``force``;
+    with ``force`` the old vectors are incompatible, so the index is cleared
+    first. A changed contextual setting without ``force`` keeps the recorded mode.
     """
     meta = store.meta()
     wanted_mode = context_mode_name(config.contextual.enabled)
     fresh = meta.model_id is None
-    if not fresh and meta.model_id != embedder_id and not force:
-        raise IndexMismatchError(
-            f"the index at {config.db_path} was built with model {meta.model_id!r} "
-            f"(dim {meta.dim}), not {embedder_id!r}; rebuild it with "
-            f"`groove index --force --model {embedder_id}` or use --model {meta.model_id}"
-        )
+    mismatch = model_mismatch(meta, embedder_id, embedder_url, config.db_path)
+    if mismatch is not None and not force:
+        raise mismatch
     if fresh or force:
-        if not fresh and (meta.model_id != embedder_id or meta.context_mode != wanted_mode):
+        if not fresh and (mismatch is not None or meta.context_mode != wanted_mode):
             store.clear()
-        store.set_meta(model_id=embedder_id, dim=dim(), context_mode=wanted_mode)
+        store.set_meta(model_id=embedder_id, dim=dim(), context_mode=wanted_mode,
+                       model_url=embedder_url or "")
         return config.contextual.enabled
     if meta.context_mode != wanted_mode:
         log.warning(
@@ -167,7 +180,8 @@ def run_index(
     started = time.perf_counter()
     embedder = embedder_factory()
     was_complete = build_finished(store.meta())
-    contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force)
+    contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
+                              embedder_url=embedder.source)
     store.set_meta(build_state=BUILDING)
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
                write_lock or nullcontext())

@@ -39,6 +39,7 @@ class IndexMeta:
     build_state: str | None = None
     #: When any document, chunk or vector last changed (epoch seconds).
     changed_at: float | None = None
+    model_url: str | None = None  # where a remote model was served (docs/scaling.md)
 
 
 BUILDING = "building"
@@ -101,6 +102,7 @@ class Store(ABC):
         context_mode: str | None = None,
         last_indexed: float | None = None,
         build_state: str | None = None,
+        model_url: str | None = None,
     ) -> None: ...
 
     @abstractmethod

