@@ -153,3 +153,25 @@ def test_a_low_soft_fd_limit_is_raised_toward_what_the_connections_need():
     expected = 512 if hard == resource.RLIM_INFINITY or hard >= fds_needed(512) else \
         connection_cap(512, hard)
     assert cap == expected
+
+
+def test_an_internal_error_500_carries_nosniff_too(server_kb, make_kb):
+    """Starlette's own error handler answers outside every middleware but the outermost."""
+    from starlette.testclient import TestClient
+
+    from groove.server.http import build_http_app
+    from groove.server.state import ServerState
+
+    kb = make_kb(server_kb.kb)
+    state = ServerState(kb)
+
+    def broken_status() -> dict:
+        raise RuntimeError("a bug")
+
+    state.status = broken_status  # type: ignore[method-assign]
+    client = TestClient(build_http_app(kb, kb.config, state=state), base_url="http://127.0.0.1:3100",
+                        raise_server_exceptions=False, client=("127.0.0.1", 5))
+    response = client.get("/api/admin/status")
+    assert response.status_code == 500
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "a bug" not in response.text

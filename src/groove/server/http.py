@@ -170,7 +170,9 @@ def build_http_app(kb: KnowledgeBase, config: Config, *, state: ServerState | No
         host=address.host,
     )
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=MAX_BODY_BYTES)
-    app.add_middleware(_ResponseHeaders)
+    # Outermost, outside even Starlette's error handler, so its 500s get nosniff too.
+    inner_stack = app.build_middleware_stack
+    app.build_middleware_stack = lambda: _ResponseHeaders(inner_stack())  # type: ignore[method-assign]
     app.state.groove = state
     return app
 
