@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groove.config import Config
 from groove.embedders.base import Embedder
@@ -50,6 +50,10 @@ from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, r
 from groove.models import DocumentRow, SearchResponse
 from groove.search.request import SearchRequest
 from groove.store.base import Store
+
+if TYPE_CHECKING:
+    from groove.rerankers.base import Reranker
+    from groove.search.vectors import VectorIndex
 
 log = logging.getLogger("groove.kb")
 
@@ -83,8 +87,9 @@ class KnowledgeBase:
         #: since (``index --force`` recovering a damaged index) is reopened.
         self._store_file: tuple[int, int] | None = None
         self._embedder = embedder
-        self._vectors: Any = None
-        self._scorer: Any = None
+        self._vectors: VectorIndex | None = None
+        #: A reranker to use instead of the configured one (tests inject one here).
+        self._scorer: Reranker | None = None
 
     # --- paths and lazily opened parts ---------------------------------------
     @property

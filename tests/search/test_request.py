@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groove.errors import GrooveError, InvalidArgument
 from groove.search.request import SearchRequest, validate_request
@@ -230,3 +232,27 @@ def test_every_field_is_a_cli_flag_and_an_mcp_property_with_the_model_bounds(tmp
             assert prop.get(bound) == next((a[bound] for a in arms if bound in a), None)
         if name != "query":
             assert flag_name(name) in help_text and accepted(name) in help_text
+
+
+@given(st.integers(min_value=-10**6, max_value=10**6))
+def test_limit_is_accepted_exactly_in_1_to_100(limit: int) -> None:
+    if 1 <= limit <= 100:
+        assert SearchRequest(query="q", limit=limit).limit == limit
+    else:
+        message = refused(limit=limit)
+        assert message.startswith("limit:") and "1..100" in message
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_unit_interval_knobs_accept_exactly_0_to_1(value: float) -> None:
+    for name in ("min_quality", "mmr_lambda"):
+        if math.isfinite(value) and 0.0 <= value <= 1.0:
+            assert getattr(SearchRequest(query="q", **{name: value}), name) == value
+        else:
+            assert refused(**{name: value}).startswith(f"{name}:")
+
+
+@given(st.one_of(st.floats(), st.integers(min_value=-10**9, max_value=10**9)))
+def test_confidence_ratio_is_never_refused_for_a_number(value: float) -> None:
+    ratio = SearchRequest(query="q", min_confidence_ratio=value).min_confidence_ratio
+    assert ratio is None if not math.isfinite(value) else ratio == max(0.0, float(value))

@@ -117,15 +117,10 @@ class FastEmbedEmbedder(Embedder):
         return load_fastembed_model(TextEmbedding, self.spec.name, self.cache_dir, self._error)
 
     def _error(self, reason: str) -> ModelLoadError:
-        return ModelLoadError(
-            f"cannot load embedding model {self.model_id} ({self.spec.name}) from cache dir "
-            f"{self.cache_dir}: {reason}. To pre-seed the cache, load the model once on a "
-            f"machine with network access using the same cache dir (e.g. "
-            f"`FASTEMBED_CACHE_DIR=<dir> groove index --model {self.model_id}`), then copy that "
-            f"directory's contents to {self.cache_dir} here (or point model_cache_dir / "
-            f"FASTEMBED_CACHE_DIR at the copy). The default model multilingual-e5-small needs "
-            f"no download."
-        )
+        return cache_load_error(
+            f"embedding model {self.model_id} ({self.spec.name})", self.cache_dir, reason,
+            f"groove index --model {self.model_id}",
+            " The default model multilingual-e5-small needs no download.")
 
     # --- embedding --------------------------------------------------------------
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -141,6 +136,17 @@ class FastEmbedEmbedder(Embedder):
 
     def token_count(self, text: str) -> int:
         return max(1, int(self._model.token_count(self.spec.passage_prefix + text)))
+
+
+def cache_load_error(what: str, cache_dir: Path, reason: str, seed_command: str,
+                     note: str = "") -> ModelLoadError:
+    """A fastembed model that cannot load, and how to pre-seed its cache (embedders, rerankers)."""
+    return ModelLoadError(
+        f"cannot load {what} from cache dir {cache_dir}: {reason}. To pre-seed the cache, load "
+        f"the model once on a machine with network access using the same cache dir (e.g. "
+        f"`FASTEMBED_CACHE_DIR=<dir> {seed_command}`), then copy that directory's contents to "
+        f"{cache_dir} here (or point model_cache_dir / FASTEMBED_CACHE_DIR at the copy).{note}"
+    )
 
 
 def load_fastembed_model(model_cls: Any, name: str, cache_dir: Path,

@@ -54,12 +54,11 @@ class FastEmbedReranker:
         return load_fastembed_model(TextCrossEncoder, self.model_name, self.cache_dir, self._error)
 
     def _error(self, reason: str) -> ModelLoadError:
-        return ModelLoadError(
-            f"cannot load reranker {self.reranker_id} ({self.model_name}) from cache dir "
-            f"{self.cache_dir}: {reason}. Download it once on a machine with network access "
-            f"using the same cache dir, then copy that directory here, or point "
-            f"model_cache_dir / FASTEMBED_CACHE_DIR at a pre-seeded cache."
-        )
+        from groove.embedders.fastembed import cache_load_error
+
+        return cache_load_error(
+            f"reranker {self.reranker_id} ({self.model_name})", self.cache_dir, reason,
+            f'groove search --rerank --reranker {self.reranker_id} "any query"')
 
     def score(self, query: str, texts: list[str]) -> list[float]:
         return [float(s) for s in self._model.rerank(query, texts)]

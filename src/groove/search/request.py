@@ -51,7 +51,7 @@ from pydantic_core import CoreSchema, core_schema
 from groove.config.model import MAX_CHUNKS_PER_DOCUMENT, FusionMethod
 from groove.errors import InvalidArgument
 
-#: Input bounds (docs/search.md, "Limits").
+#: Input bounds (docs/search.md, "Parameters").
 MAX_QUERY_BYTES = 1024
 MAX_LIST_ENTRIES = 64
 MAX_ENTRY_BYTES = 1024
