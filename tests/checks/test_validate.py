@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from groove.checks.validate import SCHEMA_FILENAME, run_validate
+from groove.config import Config
 from groove.errors import GrooveError
+from groove.kb import KnowledgeBase
 
 
 def _kb(root: Path, files: dict[str, str], schema: str | None = None) -> Path:
@@ -22,18 +24,23 @@ def _kb(root: Path, files: dict[str, str], schema: str | None = None) -> Path:
     return root
 
 
+def _opened(root: Path) -> KnowledgeBase:
+    """The knowledge base at ``root`` with the built-in defaults (validate needs no index)."""
+    return KnowledgeBase(Config.defaults_for(root))
+
+
 def _messages(report) -> list[str]:
     return [v.message for v in report.violations]
 
 
 def _one(tmp_path: Path, schema: str, frontmatter: str) -> list[str]:
     root = _kb(tmp_path / "kb", {"note.md": f"---\n{frontmatter}\n---\n# Note\n\nbody\n"}, schema)
-    return _messages(run_validate(root))
+    return _messages(run_validate(_opened(root)))
 
 
 def test_no_schema_file_is_clean_with_a_note(tmp_path):
     root = _kb(tmp_path / "kb", {"a.md": "# A\n"})
-    report = run_validate(root)
+    report = run_validate(_opened(root))
     assert report.exit_code == 0 and report.violations == []
     assert any("no schema file" in n for n in report.notes)
 
@@ -41,7 +48,7 @@ def test_no_schema_file_is_clean_with_a_note(tmp_path):
 def test_an_explicit_schema_that_does_not_exist_is_an_error(tmp_path):
     root = _kb(tmp_path / "kb", {"a.md": "# A\n"})
     with pytest.raises(GrooveError, match="does not exist") as info:
-        run_validate(root, tmp_path / "missing.toml")
+        run_validate(_opened(root), tmp_path / "missing.toml")
     assert info.value.exit_code == 2
 
 
@@ -63,7 +70,7 @@ def test_an_explicit_schema_that_does_not_exist_is_an_error(tmp_path):
 def test_a_bad_schema_is_refused_naming_field_and_key(tmp_path, schema, named):
     root = _kb(tmp_path / "kb", {"a.md": "# A\n"}, schema)
     with pytest.raises(GrooveError) as info:
-        run_validate(root)
+        run_validate(_opened(root))
     assert info.value.exit_code == 2
     for part in named:
         assert part in str(info.value)
@@ -134,7 +141,7 @@ def test_violations_carry_the_line_of_the_offending_key(tmp_path):
     root = _kb(tmp_path / "kb", {"n.md": "---\ntitle: ok\ndate: 3\nstatus: wip\n---\n# N\n"},
                '[fields.status]\nenum = ["done"]\n[fields.date]\ntype = "date"\n'
                "[fields.owner]\nrequired = true\n")
-    report = run_validate(root)
+    report = run_validate(_opened(root))
     lines = {v.field: v.line for v in report.violations}
     assert lines == {"status": 4, "date": 3, "owner": 1}
 
@@ -142,7 +149,7 @@ def test_violations_carry_the_line_of_the_offending_key(tmp_path):
 def test_broken_frontmatter_is_one_violation(tmp_path):
     root = _kb(tmp_path / "kb", {"n.md": "---\ntitle: [unclosed\n---\n# N\n"},
                "[fields.title]\nrequired = true\n")
-    [violation] = run_validate(root).violations
+    [violation] = run_validate(_opened(root)).violations
     assert "not valid YAML" in violation.message
 
 
@@ -154,7 +161,7 @@ def test_only_files_the_walk_would_index_are_checked(tmp_path):
         "drafts/y.md": "# ignored\n",
         ".grooveignore": "drafts/\n",
     }, "[fields.title]\nrequired = true\n")
-    report = run_validate(root)
+    report = run_validate(_opened(root))
     assert [v.path for v in report.violations] == ["a.md"]
     assert report.files_checked == 1
 
@@ -162,15 +169,15 @@ def test_only_files_the_walk_would_index_are_checked(tmp_path):
 def test_fail_fast_stops_at_the_first_violation(tmp_path):
     root = _kb(tmp_path / "kb", {"a.md": "# A\n", "b.md": "# B\n"},
                "[fields.title]\nrequired = true\n[fields.owner]\nrequired = true\n")
-    assert len(run_validate(root).violations) == 4
-    report = run_validate(root, fail_fast=True)
+    assert len(run_validate(_opened(root)).violations) == 4
+    report = run_validate(_opened(root), fail_fast=True)
     assert len(report.violations) == 1 and report.exit_code == 1
 
 
 def test_report_formats(tmp_path):
     root = _kb(tmp_path / "kb", {"dir/a,b.md": "---\nstatus: wip\n---\n# A\n"},
                '[fields.status]\nenum = ["done"]\n')
-    report = run_validate(root)
+    report = run_validate(_opened(root))
     assert report.render_text().splitlines()[0].startswith("dir/a,b.md:2: field 'status'")
     github = report.render_github(cwd=tmp_path).splitlines()[0]
     assert github.startswith("::error file=kb/dir/a%2Cb.md,line=2::field 'status' value")

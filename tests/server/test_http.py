@@ -375,7 +375,7 @@ def test_ui_and_status_refuse_non_loopback_peers(server_kb, make_kb):
     from groove.server.http import build_http_app
 
     kb = make_kb(server_kb.kb)
-    app = build_http_app(kb, kb.config)
+    app = build_http_app(kb)
     base = "http://127.0.0.1:3100"
     remote = TestClient(app, base_url=base, client=("192.0.2.7", 50000))
     local = TestClient(app, base_url=base, client=("127.0.0.1", 50000))
@@ -391,7 +391,7 @@ def test_healthz_can_be_loopback_only(server_kb, make_kb):
     from groove.server.http import build_http_app
 
     kb = make_kb(server_kb.kb, transport={"http": {"healthz_public": False}})
-    app = build_http_app(kb, kb.config)
+    app = build_http_app(kb)
     base = "http://127.0.0.1:3100"
     assert TestClient(app, base_url=base, client=("192.0.2.7", 1)).get("/healthz").status_code == 403
     assert TestClient(app, base_url=base, client=("127.0.0.1", 1)).get("/healthz").status_code == 200

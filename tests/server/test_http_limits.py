@@ -169,7 +169,7 @@ def test_an_internal_error_500_carries_nosniff_too(server_kb, make_kb):
         raise RuntimeError("a bug")
 
     state.status = broken_status  # type: ignore[method-assign]
-    client = TestClient(build_http_app(kb, kb.config, state=state), base_url="http://127.0.0.1:3100",
+    client = TestClient(build_http_app(kb, state=state), base_url="http://127.0.0.1:3100",
                         raise_server_exceptions=False, client=("127.0.0.1", 5))
     response = client.get("/api/admin/status")
     assert response.status_code == 500

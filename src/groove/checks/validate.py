@@ -38,6 +38,7 @@ from groove.errors import GrooveError
 
 if TYPE_CHECKING:
     from groove.config import Config
+    from groove.kb import KnowledgeBase
 
 log = logging.getLogger("groove.checks")
 
@@ -345,17 +346,14 @@ def _check_file(kb_path: Path, rel: str, rules: list[FieldRule]) -> tuple[list[V
     return out, None
 
 
-def run_validate(kb_path: Path, schema_path: Path | None = None, fail_fast: bool = False,
-                 *, config: Config | None = None) -> ValidateReport:
+def run_validate(knowledge_base: KnowledgeBase, schema_path: Path | None = None,
+                 fail_fast: bool = False) -> ValidateReport:
     """Check every indexable Markdown file's frontmatter; stop at the first violation if ``fail_fast``.
 
-    ``config`` (a :class:`~groove.config.Config`) supplies the walk's exclusions and
-    enabled parsers; without it the built-in defaults for ``kb_path`` are used.
+    The knowledge base's configuration decides which files belong to it (the
+    walk's exclusions and the enabled parsers); no index is needed.
     """
-    if config is None:
-        from groove.config import Config
-
-        config = Config.defaults_for(kb_path)
+    config = knowledge_base.config
     kb = Path(config.kb_path)
     explicit = schema_path is not None
     schema = Path(os.path.abspath(schema_path)) if schema_path is not None else kb / SCHEMA_FILENAME

@@ -24,7 +24,7 @@ def validate_command(kb: KnowledgeBase, schema_path: Path | None, fail_fast: boo
     """Check the frontmatter of every indexable Markdown file against the schema."""
     from groove.checks.validate import run_validate
 
-    report = run_validate(kb.kb_path, schema_path, fail_fast, config=kb.config)
+    report = run_validate(kb, schema_path, fail_fast)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     elif fmt == "github":

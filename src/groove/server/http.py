@@ -108,11 +108,12 @@ class _ResponseHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def build_http_app(kb: KnowledgeBase, config: Config, *, state: ServerState | None = None,
+def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
                    address: BindAddress | None = None) -> Starlette:
     """The whole HTTP surface as one Starlette app (``address`` defaults to the config's bind)."""
     from groove.server.mcp import build_mcp_server
 
+    config = kb.config
     http = config.transport.http
     state = state or ServerState(kb)
     address = address or http.address
@@ -241,7 +242,7 @@ def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | No
         loop_exception_handler,
     )
 
-    app = build_http_app(kb, kb.config, state=state, address=listener.address)
+    app = build_http_app(kb, state=state, address=listener.address)
     sock = listener.sock
     http = kb.config.transport.http
     cap = connection_cap(http.max_connections, fd_soft_limit(fds_needed(http.max_connections)))
