@@ -143,6 +143,13 @@ class KnowledgeBase:
                 if not force:
                     raise
                 return self._rebuild_damaged(reporter)
+            if self.config.index.executor == "ray":
+                from groove.indexing.ray_executor import ray_executors
+
+                with ray_executors(self.config, self.config.index.ray_address) as on_ray:
+                    return run_index(self.config, store, lambda: self.embedder, force=force,
+                                     reporter=reporter, write_lock=self._lock,
+                                     executor_factory=on_ray)
             return run_index(self.config, store, lambda: self.embedder,
                              force=force, reporter=reporter, write_lock=self._lock)
 

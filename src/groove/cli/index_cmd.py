@@ -15,12 +15,19 @@ from groove.kb import KnowledgeBase
 
 def _overrides(kwargs: dict) -> dict:
     model = kwargs.pop("model", None)
-    return {"model": model} if model else {}
+    ray = kwargs.pop("ray", None)
+    out: dict = {"model": model} if model else {}
+    if ray:
+        out["index"] = {"executor": "ray", "ray_address": ray}
+    return out
 
 
 @cli.command("index")
 @click.option("--force", is_flag=True, help="Rebuild every document (needed to change model or contextual mode).")
 @click.option("--model", default=None, help=f"Embedding model id (overrides groove.toml): {EMBEDDERS.accepted()}.")
+@click.option("--ray", "ray", default=None, metavar="ADDRESS",
+              help="Embed on a Ray cluster: 'local' (a private one for this run), 'auto' (the "
+                   "cluster `ray start` made) or host:port. Needs groove[ray]; see docs/scaling.md.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.option("--progress", is_flag=True, help="Progress bar on a TTY, periodic lines otherwise.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

@@ -189,6 +189,25 @@ class ParentRetrieverConfig(_Section):
     )
 
 
+class IndexConfig(_Section):
+    """Where ``groove index`` embeds (docs/scaling.md)."""
+
+    executor: Literal["local", "ray"] = Field("local", description='"local" or "ray"')
+    ray_address: str = Field(
+        "auto", description='"auto" (the cluster `ray start` made), "local" (a private one for '
+                            'the run) or "host:port"')
+    ray_actors: int = Field(
+        0, ge=0, le=100_000, description="an integer in 0..100000 (0: one per CPU of the cluster)")
+
+    @field_validator("ray_address")
+    @classmethod
+    def _address(cls, address: str) -> str:
+        if address not in ("auto", "local") and not re.match(
+                r"^(ray://)?(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9.-]+):\d{1,5}$", address):
+            raise ValueError(f"{address!r} is not 'auto', 'local' or host:port")
+        return address
+
+
 class EmbedderConfig(_Section):
     """A remote OpenAI-compatible embedding service, for ``model = "openai:<name>"``.
 
@@ -338,6 +357,7 @@ class _Settings(_Section):
     )
     embedder: EmbedderConfig = Field(
         default_factory=EmbedderConfig, description="an [embedder] table")
+    index: IndexConfig = Field(default_factory=IndexConfig, description="an [index] table")
     search: SearchConfig = Field(default_factory=SearchConfig, description="a [search] table")
     contextual: ContextualConfig = Field(
         default_factory=ContextualConfig, description="a [contextual] table"

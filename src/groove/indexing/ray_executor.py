@@ -1,0 +1,199 @@
+"""Embedding batches on a Ray cluster: ``groove index --ray ADDRESS`` (docs/scaling.md).
+
+Only the embedding moves. The walk, parsing, chunking and every store write
+stay in the local process; the embedding pass (:mod:`groove.indexing.embedding_pass`)
+hands its batches to :class:`RayExecutor` instead of the local worker thread, and
+writes each document's vectors as they come back, so a Ray build is as
+crash-safe and resumable as a local one.
+
+Why plain actors and not Ray Data's ``map_batches``: the pass pulls pending
+chunks lazily from SQLite a window at a time and must write each document as
+soon as its last vector is back; a Dataset wants its whole input up front and
+owns its own execution. A pool of actors behind ``ray.wait`` gives exactly the
+executor contract: lazy pulls, a bounded number of batches in flight, results
+in completion order, and abandoning the rest when the caller stops.
+
+The rules:
+
+* each actor loads the configured embedder **once** (``get_embedder`` inside
+  the actor) and holds one CPU, so one actor per core is the natural pool;
+* a lost actor is restarted by Ray (``max_restarts``) and its batch retried
+  (``max_task_retries``): the build completes;
+* an address that does not answer fails before anything is indexed, naming the
+  address and what to check;
+* ``local`` starts a private single-node cluster for this run (kept on
+  127.0.0.1) and shuts it down afterwards; ``auto`` and ``host:port`` join a
+  running cluster and leave it running. Every node needs groove installed
+  (the same version) with the ``ray`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from groove.config import Config
+from groove.embedders.base import Embedder
+from groove.errors import GrooveError
+from groove.indexing.embedding_pass import EmbedBatch, EmbeddingExecutor
+
+log = logging.getLogger("groove.indexing.ray")
+
+#: Batches queued per actor, so an actor never idles between two batches.
+IN_FLIGHT_PER_ACTOR = 2
+#: Restarts of a lost actor, and retries of the batch it was working on.
+MAX_RESTARTS = 3
+CONNECT_TIMEOUT_S = 5.0
+_CHECK = ("check that the cluster is running (`ray status` on the head node), that this "
+          "address and port are reachable from here, and that groove is installed on every node")
+
+
+class RayUnavailable(GrooveError):
+    """Ray is not installed, or the cluster cannot be reached."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--ray needs the optional ray package: "
+                             "pip install 'groove[ray]'") from None
+    return ray
+
+
+def _probe(address: str) -> None:
+    """Fail at once when ``host:port`` does not accept a TCP connection."""
+    target = address.split("://", 1)[-1]
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        raise RayUnavailable(f"Ray address {address!r} is not host:port, 'auto' or 'local'")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address} ({exc}); {_CHECK}") from None
+
+
+def connect(address: str, *, num_cpus: int | None = None) -> bool:
+    """Join (or for ``local`` start) the cluster; True when this call started Ray here."""
+    ray = _ray()
+    if address not in ("auto", "local"):
+        _probe(address)
+    if ray.is_initialized():
+        return False
+    if address == "local":
+        # A private cluster for one run: every component on 127.0.0.1 (docs/scaling.md).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1,
+                 include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        return True
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise RayUnavailable(f"cannot join the Ray cluster at {address!r} ({exc}); "
+                             f"{_CHECK}") from None
+    return True
+
+
+def _actor_class() -> Any:
+    ray = _ray()
+
+    @ray.remote(num_cpus=1, max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS)
+    class EmbedActor:
+        """Holds one embedder, loaded once when the actor starts."""
+
+        def __init__(self, model_id: str, cache_dir: str | None,
+                     settings: dict[str, Any]) -> None:
+            from groove.config.model import EmbedderConfig
+            from groove.embedders import get_embedder
+
+            self.embedder = get_embedder(model_id, cache_dir=Path(cache_dir) if cache_dir else None,
+                                         settings=EmbedderConfig.model_validate(settings))
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return self.embedder.embed_passages(texts)
+
+        def pid(self) -> int:
+            return os.getpid()
+
+    return EmbedActor
+
+
+class RayExecutor(EmbeddingExecutor):
+    """A pool of embedding actors; batches go to whichever actor has the fewest in flight."""
+
+    def __init__(self, config: Config, actors: int) -> None:
+        ray = _ray()
+        cls = _actor_class()
+        cache = str(config.model_cache_dir) if config.model_cache_dir else None
+        settings = config.embedder.model_dump()
+        self.actors = [cls.remote(config.model, cache, settings) for _ in range(max(1, actors))]
+        self._ray = ray
+
+    def actor_pids(self) -> list[int]:
+        return list(self._ray.get([actor.pid.remote() for actor in self.actors]))
+
+    def map(self, batches: Iterable[EmbedBatch]) -> Iterator[tuple[EmbedBatch, np.ndarray]]:
+        ray = self._ray
+        load = dict.fromkeys(range(len(self.actors)), 0)
+        running: dict[Any, tuple[EmbedBatch, int]] = {}
+        source = iter(batches)
+        limit = IN_FLIGHT_PER_ACTOR * len(self.actors)
+        try:
+            while True:
+                while len(running) < limit:
+                    batch = next(source, None)
+                    if batch is None:
+                        break
+                    slot = min(load, key=load.__getitem__)
+                    running[self.actors[slot].embed.remote(batch.texts)] = (batch, slot)
+                    load[slot] += 1
+                if not running:
+                    return
+                ready, _ = ray.wait(list(running), num_returns=1)
+                batch, slot = running.pop(ready[0])
+                load[slot] -= 1
+                yield batch, np.asarray(ray.get(ready[0]), dtype=np.float32)
+        finally:
+            for ref in running:
+                ray.cancel(ref, force=False)
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self._ray.kill(actor)
+        self.actors = []
+
+
+@contextmanager
+def ray_executors(config: Config, address: str) -> Iterator[Any]:
+    """An executor factory for one index run on the cluster at ``address``.
+
+    Connects first (so a bad address fails before any work), closes the actors
+    afterwards, and shuts Ray down if this run started it.
+    """
+    started = connect(address)
+    made: list[RayExecutor] = []
+    try:
+        ray = _ray()
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        actors = config.index.ray_actors or max(1, cpus)
+
+        def factory(_local: Embedder) -> RayExecutor:
+            executor = RayExecutor(config, actors)
+            made.append(executor)
+            return executor
+
+        log.info("embedding on Ray at %s with %d actor(s)", address, actors)
+        yield factory
+    finally:
+        for executor in made:
+            executor.close()
+        if started:
+            _ray().shutdown()
