@@ -256,3 +256,20 @@ def test_unit_interval_knobs_accept_exactly_0_to_1(value: float) -> None:
 def test_confidence_ratio_is_never_refused_for_a_number(value: float) -> None:
     ratio = SearchRequest(query="q", min_confidence_ratio=value).min_confidence_ratio
     assert ratio is None if not math.isfinite(value) else ratio == max(0.0, float(value))
+
+
+@pytest.mark.parametrize(("name", "section", "key"), [
+    ("min_quality", "QualityFilterConfig", "threshold"),
+    ("mmr_lambda", "MmrConfig", "lambda_"),
+    ("mmr_same_doc_penalty", "MmrConfig", "same_doc_penalty"),
+    ("fusion_vector_weight", "FusionConfig", "vector_weight"),
+    ("max_chunks_per_document", "SearchConfig", "max_chunks_per_document"),
+])
+def test_a_per_call_override_has_the_bounds_of_its_config_key(name: str, section: str,
+                                                               key: str) -> None:
+    import groove.config.model as config_model
+
+    config_field = getattr(config_model, section).model_fields[key]
+    request_field = SearchRequest.model_fields[name]
+    assert request_field.metadata == config_field.metadata
+    assert request_field.default is None

@@ -16,9 +16,11 @@ whose query is blank is a *template* (the CLI and eval fill the query in
 later); :func:`validate_request` is the "ready to run" check the facade
 applies before any model loads.
 
-Adding a parameter is one change here: declare the field with a default
-(``None`` meaning "the server's setting" when it overrides a config value),
+Adding a parameter is one change here: declare the field with a default,
 its bounds as ``Field`` constraints and a ``description`` saying what it does.
+A per-call override of a config key is declared with :func:`_override`,
+which takes the bounds from the config model (default ``None``: the server's
+setting), so the two cannot disagree.
 The accepted-values text, the CLI flag (``--field-name``; a
 :class:`Flag` marker renames it, list fields become repeatable flags, an
 optional bool becomes ``--x/--no-x``), the MCP schema entry and the error
@@ -48,7 +50,13 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
 
-from groove.config.model import MAX_CHUNKS_PER_DOCUMENT, FusionMethod
+from groove.config.model import (
+    FusionConfig,
+    FusionMethod,
+    MmrConfig,
+    QualityFilterConfig,
+    SearchConfig,
+)
 from groove.errors import InvalidArgument
 
 #: Input bounds (docs/search.md, "Parameters").
@@ -88,6 +96,22 @@ class Flag:
 
 Entry = Annotated[str, Utf8Text(MAX_ENTRY_BYTES)]
 
+_BOUNDS = (annotated_types.Ge, annotated_types.Le, annotated_types.Gt, annotated_types.Lt)
+
+
+def _override(section: type[BaseModel], key: str, description: str) -> Any:
+    """A per-call override of a config key: the key's own bounds, default None (its value).
+
+    The bounds are read from the config model, so a call can never accept a
+    value the configuration would refuse, nor the reverse.
+    """
+    bounds: dict[str, Any] = {}
+    for item in section.model_fields[key].metadata:
+        if isinstance(item, _BOUNDS):
+            name = type(item).__name__.lower()
+            bounds[name] = getattr(item, name)
+    return Field(None, description=f"{description} (default: server setting).", **bounds)
+
 
 class SearchRequest(BaseModel):
     """One search call. ``None`` means "use the server's configured value"."""
@@ -112,8 +136,7 @@ class SearchRequest(BaseModel):
         None, description="Frontmatter date >= this (inclusive, e.g. 2024-01-01).")
     date_to: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
         None, description="Frontmatter date <= this (inclusive).")
-    min_quality: float | None = Field(
-        None, ge=0.0, le=1.0, description="Quality floor (default: server setting).")
+    min_quality: float | None = _override(QualityFilterConfig, "threshold", "Quality floor")
     include_low_quality: bool = Field(False, description="Do not hide low-quality chunks.")
     min_confidence_ratio: float | None = Field(
         None, description="low_confidence threshold; 0 or less disables, non-finite means the "
@@ -122,24 +145,20 @@ class SearchRequest(BaseModel):
         None, description="Run the cross-encoder reranker (default: server setting).")
     mmr: bool | None = Field(
         None, description="Diversify results with MMR (default: server setting).")
-    mmr_lambda: float | None = Field(
-        None, ge=0.0, le=1.0, description="MMR relevance weight (default: server setting).")
-    mmr_same_doc_penalty: float | None = Field(
-        None, ge=0.0, description="MMR penalty for a second hit from the same document "
-                                  "(default: server setting).")
+    mmr_lambda: float | None = _override(MmrConfig, "lambda_", "MMR relevance weight")
+    mmr_same_doc_penalty: float | None = _override(
+        MmrConfig, "same_doc_penalty", "MMR penalty for a second hit from the same document")
     parent_retriever: bool | None = Field(
         None, description="Expand hits with their whole short document or sibling chunks "
                           "(default: server setting).")
     fusion: FusionMethod | None = Field(
         None, description="How the two legs are fused: rank-based RRF or the convex "
                           "combination of normalised scores (default: server setting).")
-    fusion_vector_weight: float | None = Field(
-        None, ge=0.0, le=1.0, description="Convex fusion's weight on the vector leg "
-                                          "(default: server setting).")
-    max_chunks_per_document: int | None = Field(
-        None, ge=0, le=MAX_CHUNKS_PER_DOCUMENT,
-        description="At most this many hits from one document; 0 = unlimited "
-                    "(default: server setting).")
+    fusion_vector_weight: float | None = _override(
+        FusionConfig, "vector_weight", "Convex fusion's weight on the vector leg")
+    max_chunks_per_document: int | None = _override(
+        SearchConfig, "max_chunks_per_document",
+        "At most this many hits from one document; 0 = unlimited")
     all_language_spans: bool | None = Field(
         None, description="Also compute match_spans for non-ASCII terms, with Unicode case "
                           "folding (default: server setting).")
