@@ -129,3 +129,12 @@ def test_a_model_mismatch_names_the_rebuild_command(tmp_path, write_files, make_
     [finding] = [f for f in report.findings if f.check == "metadata"]
     assert "bge-small-en-v1.5" in finding.message
     assert finding.fix.startswith("groove index --force --model bge-small-en-v1.5")
+
+
+def test_the_recorded_model_is_judged_by_the_embedder_registry(kb):
+    from groove.checks.doctor import _model_available
+
+    [unknown] = _model_available(kb, "no-such-model", 384)
+    assert "does not know" in unknown.message and "multilingual-e5-small" in unknown.message
+    assert _model_available(kb, "multilingual-e5-small", 384) == []
+    assert _model_available(kb, "openai:text-embedding-3-small", 1536) == []  # never called

@@ -164,14 +164,17 @@ def _metadata(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
 
 
 def _model_available(kb: KnowledgeBase, model_id: str, dim: int) -> list[Finding]:
-    """Load the recorded model if that is free (the bundled default); never download one."""
-    from groove.embedders import DEFAULT_MODEL_ID, MODEL_IDS, get_embedder
+    """Load the recorded model if that is free (a bundled one); never download or call one."""
+    from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS, get_embedder
 
-    if model_id not in MODEL_IDS:
+    if model_id not in EMBEDDERS:
         return [Finding("metadata", f"the index records model {model_id!r}, which this groove "
-                        f"does not know (known: {', '.join(MODEL_IDS)})",
+                        f"does not know (known: {EMBEDDERS.accepted()})",
                         f"{FIX_FORCE} --model {DEFAULT_MODEL_ID}")]
-    if model_id != DEFAULT_MODEL_ID:
+    backend = EMBEDDERS.load(model_id)
+    if getattr(backend, "configured", False):
+        return []  # a remote service: doctor does not call it
+    if backend.downloads:
         import importlib.util
 
         if importlib.util.find_spec("fastembed") is None:
