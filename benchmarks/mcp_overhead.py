@@ -127,11 +127,45 @@ async def _measure(kb_dir: Path, url: str, calls: int, client_profile: cProfile.
             "calls": calls, "query": HTTP_QUERY}
 
 
-def main() -> None:
+def measure_overhead(kb_dir: Path, calls: int, profile: Path | None = None) -> dict[str, Any]:
+    """Start ``groove serve --transport http`` on ``kb_dir`` and measure (see the module doc)."""
     import subprocess
 
     import anyio
 
+    port = free_port()
+    serve = ["serve", "--transport", "http", "--port", str(port), "--kb-path", str(kb_dir),
+             "--no-watch"]
+    raw = profile / "server.prof" if profile else None
+    if profile:
+        profile.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(raw), "-m", "groove", *serve]
+    else:
+        cmd = [*groove_cmd(), *serve]
+    proc = subprocess.Popen(cmd, cwd=kb_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    client_profile = cProfile.Profile() if profile else None
+    try:
+        error = wait_healthy(proc, port)
+        if error:
+            raise RuntimeError(error)
+        result = anyio.run(_measure, kb_dir, f"http://127.0.0.1:{port}/mcp", calls,
+                           client_profile, proc.pid)
+    finally:
+        # SIGINT, not SIGTERM: uvicorn re-raises the signal after shutting down,
+        # and only SIGINT (KeyboardInterrupt) lets cProfile write its file first.
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if profile and client_profile and raw:
+        (profile / "server.txt").write_text(_pstats_text(str(raw)), encoding="utf-8")
+        (profile / "client.txt").write_text(_pstats_text(client_profile), encoding="utf-8")
+        result["profiles"] = str(profile)
+    return result
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="1k", choices=sorted(SIZES_BY_LABEL))
     parser.add_argument("--calls", type=int, default=100)
@@ -139,33 +173,7 @@ def main() -> None:
     args = parser.parse_args()
     n_chunks, source = SIZES_BY_LABEL[args.size]
     kb = ensure_kb(args.size, n_chunks, source, lambda m: print(m, file=sys.stderr))
-    port = free_port()
-    serve = ["serve", "--transport", "http", "--port", str(port), "--kb-path", str(kb.path),
-             "--no-watch"]
-    if args.profile:
-        args.profile.mkdir(parents=True, exist_ok=True)
-        raw = args.profile / "server.prof"
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(raw), "-m", "groove", *serve]
-    else:
-        cmd = [*groove_cmd(), *serve]
-    proc = subprocess.Popen(cmd, cwd=kb.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    client_profile = cProfile.Profile() if args.profile else None
-    try:
-        error = wait_healthy(proc, port)
-        if error:
-            raise SystemExit(error)
-        result = anyio.run(_measure, kb.path, f"http://127.0.0.1:{port}/mcp", args.calls,
-                           client_profile, proc.pid)
-    finally:
-        # SIGINT, not SIGTERM: uvicorn re-raises the signal after shutting down,
-        # and only SIGINT (KeyboardInterrupt) lets cProfile write its file first.
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
-    if args.profile and client_profile:
-        (args.profile / "server.txt").write_text(_pstats_text(str(raw)), encoding="utf-8")
-        (args.profile / "client.txt").write_text(_pstats_text(client_profile), encoding="utf-8")
-        result["profiles"] = str(args.profile)
-    print(json.dumps(result, indent=2))
+    print(json.dumps(measure_overhead(kb.path, args.calls, args.profile), indent=2))
 
 
 if __name__ == "__main__":

@@ -13,10 +13,11 @@ Writes one JSON object to FILE and prints it. What is measured and how:
   unchanged 10k corpus (model load included, as the CLI pays it).
 * ``cli_search_s``: wall time of ``groove search`` as a new process, 10k.
 * ``http_search_p50_ms``: ``groove serve --transport http`` as a subprocess,
-  the ``search`` tool called 50 times through the official MCP client;
-  ``http_over_inprocess_ratio`` divides it by ``inprocess_same_query_p50_ms``
-  (the same query through ``KnowledgeBase.search`` at 10k, same run; target
-  <= 1.25). ``mcp_overhead.py`` splits that difference up and profiles it.
+  the ``search`` tool called 50 times through the official MCP client at 10k,
+  interleaved with the same query through ``KnowledgeBase.search`` in-process
+  (``inprocess_same_query_p50_ms``); ``http_over_inprocess_ratio`` is their
+  ratio (target <= 1.25). ``mcp_overhead.py`` does the measuring and can
+  profile it. ``--http-only SIZE`` runs just this part on one size.
 
 ``--quick`` skips the 200k KB and uses fewer repetitions; on a warm cache it
 takes a few minutes. ``--profile`` also writes cProfile reports of the search
@@ -50,6 +51,7 @@ FTS_SIZE = ("40k", 40_000, "random")
 TARGETS = {
     "search_p50_ms_10k": 25.0, "search_p95_ms_10k": 60.0, "cli_search_s": 1.0,
     "index_noop_s": 3.0, "knn_ms_50k": 10.0, "index_memory_ratio": 2.0,
+    "http_over_inprocess_ratio": 1.25,
 }
 CLI_QUERY = "how does the connection pool handle concurrent writes"
 
@@ -119,50 +121,18 @@ def wait_healthy(server: subprocess.Popen[bytes], port: int, timeout: float = 60
     return f"server not healthy within {timeout:.0f} s"
 
 
-def http_search(kb: CachedKB, calls: int, profile_to: Path | None = None) -> dict[str, Any]:
-    """Median of ``calls`` MCP ``search`` tool calls over Streamable HTTP (one session).
+def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:
+    """The ``search`` tool through the official client over Streamable HTTP, and the same
+    query in-process, interleaved in one loop (``mcp_overhead.py``), so the ratio
+    compares two numbers taken under the same machine load."""
+    from mcp_overhead import measure_overhead
 
-    ``profile_to``: run the server under cProfile (its main thread is the event
-    loop, so the profile shows the transport, not the search in its worker thread).
-    """
-    import anyio
-
-    port = free_port()
-    serve = ["serve", "--transport", "http", "--port", str(port), "--kb-path", str(kb.path),
-             "--no-watch"]
-    cmd = ([sys.executable, "-m", "cProfile", "-o", str(profile_to), "-m", "groove", *serve]
-           if profile_to else [*groove_cmd(), *serve])
-    server = subprocess.Popen(cmd, cwd=kb.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        if (error := wait_healthy(server, port)) is not None:
-            return {"http_search_p50_ms": None, "http_error": error}
-        times = anyio.run(_mcp_calls, f"http://127.0.0.1:{port}/mcp", calls)
-        return {"http_search_p50_ms": round(statistics.median(times) * 1000, 3),
-                "http_search_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))] * 1000, 3),
-                "http_calls": len(times), "http_query": HTTP_QUERY}
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
-async def _mcp_calls(url: str, calls: int) -> list[float]:
-    from mcp import Client
-
-    times = []
-    async with Client(url) as client:
-        warm = await client.call_tool("search", {"query": HTTP_QUERY})
-        if warm.is_error:
-            raise RuntimeError(f"search tool failed: {warm.content}")
-        for _ in range(calls):
-            t0 = time.perf_counter()
-            result = await client.call_tool("search", {"query": HTTP_QUERY})
-            times.append(time.perf_counter() - t0)
-            if result.is_error:
-                raise RuntimeError(f"search tool failed: {result.content}")
-    return times
+    got = measure_overhead(kb.path, calls)
+    return {"http_search_p50_ms": got["http_ms"], "http_search_min_ms": got["min_ms"]["http"],
+            "inprocess_same_query_p50_ms": got["inprocess_ms"],
+            "http_over_inprocess_ratio": ratio(got["http_ms"], got["inprocess_ms"]),
+            "http_overhead_ms": got["overhead_ms"], "http_cpu_overhead_ms": got["cpu_overhead_ms"],
+            "http_calls": calls, "http_query": HTTP_QUERY, "http_size": kb.label}
 
 
 def ratio(value: float | None, reference: float | None) -> float | None:
@@ -195,6 +165,7 @@ def verdicts(out: dict[str, Any]) -> dict[str, Any]:
         "knn_ms_50k": out["knn_ms"].get("50k"),
         # judged at the largest size: at 1k the fixed per-process overheads dominate
         "index_memory_ratio": list(out["index_memory_ratio"].values())[-1],
+        "http_over_inprocess_ratio": out.get("http_over_inprocess_ratio"),
     }
     return {k: {"target": TARGETS[k], "value": v, "met": None if v is None else v <= TARGETS[k]}
             for k, v in got.items()}
@@ -254,11 +225,27 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict
         out.update(http_search(ten, 50))
     except Exception as exc:  # the report must still be written
         out.update(http_search_p50_ms=None, http_error=f"{type(exc).__name__}: {exc}")
-    out["inprocess_same_query_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
-    out["http_over_inprocess_ratio"] = ratio(out.get("http_search_p50_ms"),
-                                             out["inprocess_same_query_p50_ms"])
+    out["inprocess_same_query_mix_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
     out["calibration_end"] = child("calibrate", CachedKB("-", 0, "-", HERE, {}, True))
     out["targets"] = verdicts(out)
+    out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]
+    out["elapsed_s"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def run_http_only(label: str) -> dict[str, Any]:
+    """The /mcp-versus-in-process part alone (the machine and source are still recorded)."""
+    started = time.perf_counter()
+    n_chunks, source = next((n, src) for lbl, n, src in SIZES if lbl == label)
+    out: dict[str, Any] = {"groove_benchmark": 1, "http_only": True,
+                           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                           "machine": machine(), "source": source_revision(),
+                           "embedding_source": {label: source}}
+    out.update(http_search(ensure_kb(label, n_chunks, source, log), 50))
+    out["targets"] = {"http_over_inprocess_ratio": {
+        "target": 1.25, "value": out["http_over_inprocess_ratio"],
+        "met": None if out["http_over_inprocess_ratio"] is None
+        else out["http_over_inprocess_ratio"] <= 1.25}}
     out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]
     out["elapsed_s"] = round(time.perf_counter() - started, 1)
     return out
@@ -273,9 +260,14 @@ def main() -> None:
     parser.add_argument("--random-10k", action="store_true",
                         help="10k KB with random vectors (when the model build is not cached yet); "
                              "cold-index figures then come from the 1k model build")
+    parser.add_argument("--http-only", metavar="SIZE", choices=[s[0] for s in SIZES], default=None,
+                        help="measure only /mcp against in-process search, on this KB size")
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON")
     args = parser.parse_args()
-    result = run(args.quick, args.profile, args.allow_stale_cache, args.random_10k)
+    if args.http_only:
+        result = run_http_only(args.http_only)
+    else:
+        result = run(args.quick, args.profile, args.allow_stale_cache, args.random_10k)
     text = json.dumps(result, indent=2, ensure_ascii=False)
     args.out.write_text(text + "\n", encoding="utf-8")
     print(text)
