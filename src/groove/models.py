@@ -209,6 +209,9 @@ class Hit:
 
 @dataclass
 class SearchResponse:
+    """``low_confidence``: neither retriever's best document is among the other's first
+    three (or the full-text leg found nothing) — see docs/search.md, "low_confidence"."""
+
     results: list[Hit]
     low_confidence: bool
     filter_applied: dict[str, Any]

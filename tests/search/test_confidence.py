@@ -1,5 +1,6 @@
-"""low_confidence (SPEC §5): ≥2 results, mean>0, max/mean < ratio; 0 disables;
-the per-call override (non-finite → server value, negative → 0)."""
+"""low_confidence (docs/search.md): the legs' best documents disagree; 0 disables; the
+per-call override (non-finite → server value, negative → 0); hand-computed cases, the
+rule as a property, and pipeline cases where the KB does and does not hold the answer."""
 
 from __future__ import annotations
 
@@ -8,69 +9,80 @@ from hypothesis import given
 from hypothesis import strategies as st
 from searchkit import Corpus, Sec, unit
 
-from groove.search.confidence import is_low_confidence
+from groove.search.confidence import (
+    AGREEMENT_DEPTH,
+    first_documents,
+    is_low_confidence,
+    legs_disagree,
+)
 
 
 @pytest.mark.parametrize(
-    ("scores", "ratio", "low"),
+    ("vector", "fts", "low"),
     [
-        ([1.0, 1.0], 1.5, True),  # max/mean = 1
-        ([3.0, 1.0], 1.5, False),  # max/mean = 1.5, not < 1.5
-        ([2.9, 1.0], 1.5, True),  # 2.9/1.95 < 1.5
-        ([1.0], 1.5, False),  # one result
-        ([], 1.5, False),
-        ([0.0, 0.0], 1.5, False),  # mean 0
-        ([-1.0, -2.0], 1.5, False),  # mean < 0 (raw reranker scores)
-        ([1.0, 1.0], 0.0, False),  # 0 disables
-        ([5.0, 1.0, 1.0], 3.0, True),  # 5/2.33 < 3
-        ([5.0, 1.0, 1.0], 2.0, False),
+        ([1, 1, 2], [1, 3], False),  # same best document
+        ([1, 2, 3], [4, 1], False),  # vector's best is fts's 2nd document
+        ([1, 2, 3], [4, 5, 6, 7], True),  # no overlap at all
+        ([4, 5, 6], [9, 9, 9, 8, 7, 4], True),  # 4 is fts's 4th distinct document
+        ([9, 8, 7, 6], [6, 5], True),  # fts's best is vector's 4th document
+        ([9, 8, 6], [6, 5], False),  # ... and 3rd is close enough
+        ([1, 2], [], True),  # the full-text leg found nothing
+        ([], [], False),  # nothing allowed at all
     ],
 )
-def test_the_rule(scores: list[float], ratio: float, low: bool) -> None:
-    assert is_low_confidence(scores, ratio) is low
+def test_the_rule(vector: list[int], fts: list[int], low: bool) -> None:
+    assert legs_disagree(vector, fts) is low
 
 
-@given(st.lists(st.floats(0.001, 1e6), min_size=2, max_size=30), st.floats(0.0, 10.0))
-def test_rule_matches_its_definition(scores: list[float], ratio: float) -> None:
-    mean = sum(scores) / len(scores)
-    assert is_low_confidence(scores, ratio) is (ratio > 0 and max(scores) / mean < ratio)
+def test_ratio_zero_disables_and_vector_only_queries_are_never_flagged() -> None:
+    assert is_low_confidence([1], [2], ratio=1.5, lexical_query=True) is True
+    assert is_low_confidence([1], [2], ratio=0.0, lexical_query=True) is False
+    assert is_low_confidence([1], [], ratio=1.5, lexical_query=False) is False
+
+
+docs = st.lists(st.integers(0, 8), max_size=12)
+
+
+@given(docs, docs)
+def test_rule_matches_its_definition(vector: list[int], fts: list[int]) -> None:
+    top_v, top_f = first_documents(vector, AGREEMENT_DEPTH), first_documents(fts, AGREEMENT_DEPTH)
+    expected = bool(vector) and (not fts or (top_v[0] not in top_f and top_f[0] not in top_v))
+    assert legs_disagree(vector, fts) is expected
+    assert legs_disagree(vector, fts) is legs_disagree(vector + vector, fts)  # chunk repeats
 
 
 @pytest.fixture
-def flat(fixed: Corpus) -> Corpus:
-    """Ten chunks that both legs rank in the same order: the fused scores are close."""
-    for i in range(10):
-        fixed.add(f"n{i}.md", [Sec(f"Ocean tides note {i} " + "x" * i, vector=unit((0, 1.0), (1, 0.1 * i)))])
+def split(fixed: Corpus) -> Corpus:
+    """Words and vectors point at different notes unless the query names the right one."""
+    fixed.add("tides.md", [Sec("Ocean tides rise twice a day near the harbour.", vector=unit((0, 1.0)))])
+    for i in range(4):
+        fixed.add(f"sea{i}.md", [Sec(f"Harbour wall survey {i}: salt spray on the stones.",
+                                     vector=unit((0, 1.0), (3, 0.2 + 0.1 * i)))])
+    for i in range(5):
+        fixed.add(f"other{i}.md", [Sec(f"Garden compost heap number {i} and its worms.",
+                                       vector=unit((1, 1.0), (2, 0.1 * i)))])
     return fixed
 
 
-def test_pipeline_flag_with_server_value_and_overrides(flat: Corpus) -> None:
-    response = flat.search("ocean tides", limit=5)
-    scores = [h.score for h in response.results]
-    ratio = max(scores) / (sum(scores) / len(scores))
-    assert 1.0 < ratio < 1.5
-    assert response.low_confidence is True  # default 1.5
-    assert flat.search("ocean tides", limit=5, min_confidence_ratio=ratio * 0.99).low_confidence is False
-    assert flat.search("ocean tides", limit=5, min_confidence_ratio=ratio * 1.01).low_confidence is True
-    assert flat.search("ocean tides", limit=5, min_confidence_ratio=0).low_confidence is False
-    assert flat.search("ocean tides", limit=5, min_confidence_ratio=-4).low_confidence is False
-    # Non-finite means "the server's value": with the server at 0 that is disabled.
-    off = flat.config(search={"min_confidence_ratio": 0})
-    assert flat.search("ocean tides", limit=5, config=off).low_confidence is False
-    assert flat.search("ocean tides", limit=5, config=off, min_confidence_ratio=float("nan")).low_confidence is False
-    assert flat.search("ocean tides", limit=5, config=off, min_confidence_ratio=2.0).low_confidence is True
-    assert flat.search("ocean tides", limit=5, min_confidence_ratio=float("inf")).low_confidence is True
+def test_agreeing_legs_are_confident_and_disagreeing_ones_are_not(split: Corpus) -> None:
+    # Vector leg (query vector on axis 0) and the words "ocean tides" both find tides.md.
+    assert split.search("ocean tides", limit=3).low_confidence is False
+    # The words only find compost notes while the vector still points at tides.md.
+    assert split.search("compost worms", limit=3).low_confidence is True
 
 
-def test_one_result_is_never_low_confidence(flat: Corpus) -> None:
-    assert flat.search("ocean tides", limit=1, min_confidence_ratio=100).low_confidence is False
+def test_overrides_and_the_server_setting(split: Corpus) -> None:
+    assert split.search("compost worms", limit=3, min_confidence_ratio=0).low_confidence is False
+    assert split.search("compost worms", limit=3, min_confidence_ratio=-4).low_confidence is False
+    off = split.config(search={"min_confidence_ratio": 0})
+    assert split.search("compost worms", limit=3, config=off).low_confidence is False
+    assert split.search("compost worms", limit=3, config=off,
+                        min_confidence_ratio=float("nan")).low_confidence is False
+    assert split.search("compost worms", limit=3, config=off,
+                        min_confidence_ratio=2.0).low_confidence is True
+    assert split.search("compost worms", limit=3,
+                        min_confidence_ratio=float("inf")).low_confidence is True
 
 
-def test_flag_uses_the_reranker_scores_when_it_ran(flat: Corpus) -> None:
-    class Standout:
-        def score(self, query: str, texts: list[str]) -> list[float]:
-            return [100.0 if t.startswith("Ocean tides note 3") else 1.0 for t in texts]
-
-    response = flat.search("ocean tides", limit=5, rerank=True, scorer=Standout())
-    assert response.results[0].score == 100.0
-    assert response.low_confidence is False  # 100 / 20.8 is far above 1.5
+def test_a_query_without_searchable_words_is_never_flagged(split: Corpus) -> None:
+    assert split.search("zz", limit=3).low_confidence is False

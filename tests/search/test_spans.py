@@ -262,3 +262,49 @@ def test_many_occurrences_stay_bounded_and_cover_every_term(words: list[str]) ->
     _check(query, content, spans)
     assume(spans)
     assert len(spans) <= MATCH_SPAN_MAX_COUNT
+
+
+# --- all-language spans (opt-in, docs/citations.md) ------------------------------------
+
+
+def test_japanese_terms_are_highlighted_only_when_asked() -> None:
+    content = "台風のときは避泊地へ移動します。台風警報"
+    assert match_spans("避泊地 台風警報", content) is None
+    spans = match_spans("避泊地 台風警報", content, all_languages=True)
+    assert _texts(content, spans) == ["避泊地", "台風警報"]
+
+
+def test_unicode_case_folding_and_a_widened_expansion() -> None:
+    content = "ÉCOLE and straße"
+    assert _texts(content, match_spans("école", content, all_languages=True)) == ["ÉCOLE"]
+    # "ss" matches inside the folding of ß ("ss"): the span is the whole ß.
+    assert _texts(content, match_spans("straße strass", content, all_languages=True)) == ["straße"]
+
+
+def test_ascii_queries_are_unchanged_by_the_opt_in() -> None:
+    content = "Use tokio::spawn for async tasks. K is Kelvin here: \u212a"
+    for query in ("tokio::spawn", "k", "async tasks"):
+        assert match_spans(query, content, all_languages=True) == match_spans(query, content)
+
+
+text_st = st.text(alphabet=st.sampled_from(list("aAß台風ÉéİiΣσς 、.\u0301k\u212a")), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text_st, text_st)
+def test_all_language_spans_keep_the_guarantees(query: str, content: str) -> None:
+    spans = match_spans(query, content, all_languages=True)
+    if spans is None:
+        assert not query.strip()
+        return
+    data = content.encode("utf-8")
+    pairs = _pairs(spans)
+    assert pairs == sorted(pairs)
+    assert all(s < e for s, e in pairs)
+    assert all(e1 <= s2 for (_, e1), (s2, _) in zip(pairs, pairs[1:], strict=False))
+    assert len(pairs) <= MATCH_SPAN_MAX_COUNT
+    for s, e in pairs:
+        data[s:e].decode("utf-8")  # on codepoint boundaries
+    plain = match_spans(query, content)
+    if plain is not None:
+        assert spans == plain

@@ -21,6 +21,9 @@ from groove.search.request import SearchRequest
 
 @cli.command("eval")
 @golden_option
+@click.option("--unanswerable", type=click.Path(path_type=Path), default=None,
+              help="YAML of questions the KB does not answer (`queries:` list); reports the share "
+                   "flagged low_confidence.")
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when a metric drops beyond [eval] regression_threshold.")
 @click.option("--no-history", is_flag=True, help="Compare with the history but do not record this run.")
@@ -28,13 +31,14 @@ from groove.search.request import SearchRequest
 @kb_options(overrides=search_overrides)
 @search_options(omit=("limit",))  # the golden set's k decides the depth
 def eval_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
-                 fail_on_regression: bool, no_history: bool, fmt: str) -> None:
+                 unanswerable: Path | None, fail_on_regression: bool, no_history: bool, fmt: str) -> None:
     """Report recall@k, MRR and nDCG@k, with arrows against the previous compatible run."""
     from rich.console import Console
 
     from groove.evaluation import run_eval
 
-    report = run_eval(kb, base_request, golden_path=golden, record_history=not no_history)
+    report = run_eval(kb, base_request, golden_path=golden, unanswerable_path=unanswerable,
+                      record_history=not no_history)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if fmt == "json":

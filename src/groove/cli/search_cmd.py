@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -13,15 +14,37 @@ from groove.kb import KnowledgeBase
 from groove.models import SearchResponse
 from groove.search.request import SearchRequest
 
+#: Terminal highlighting of match_spans (reverse video).
+MARK_ON, MARK_OFF = "\x1b[7m", "\x1b[27m"
 
-def render_text(response: SearchResponse) -> str:
-    """Blocks separated by ``---``: path, heading, score, then the content."""
+
+def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
+    """Blocks separated by ``---``: path, heading, score, then the content.
+
+    ``highlight`` marks each match span in reverse video (for a terminal).
+    """
     blocks = []
     for hit in response.results:
+        content = highlighted(hit.content, hit.match_spans) if highlight else hit.content
         blocks.append(
-            f"path: {hit.path}\nheading: {hit.heading or ''}\nscore: {hit.score:.4f}\n\n{hit.content}"
+            f"path: {hit.path}\nheading: {hit.heading or ''}\nscore: {hit.score:.4f}\n\n{content}"
         )
     return "\n---\n".join(blocks)
+
+
+def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
+    """``content`` with each (UTF-8 byte) span wrapped in MARK_ON/MARK_OFF."""
+    if not spans:
+        return content
+    data = content.encode("utf-8")
+    out: list[bytes] = []
+    at = 0
+    for span in spans:
+        out += [data[at:span["start"]], MARK_ON.encode(), data[span["start"]:span["end"]],
+                MARK_OFF.encode()]
+        at = span["end"]
+    out.append(data[at:])
+    return b"".join(out).decode("utf-8")
 
 
 @cli.command("search")
@@ -34,11 +57,15 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     from groove.search.request import validate_request
 
     request = validate_request(base_request.replace(query=query))
+    terminal = fmt == "text" and sys.stdout.isatty()
+    if terminal and request.all_language_spans is None:
+        request = request.replace(all_language_spans=True)  # people read it: highlight every language
     kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))
     response = kb.search(request)
     if fmt == "json":
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
     else:
         if response.low_confidence:
-            click.echo("note: low confidence: no hit stands out from the rest", err=True)
-        click.echo(render_text(response))
+            click.echo("note: low confidence: the meaning and the words of the query point at "
+                       "different documents; the knowledge base may not answer it", err=True)
+        click.echo(render_text(response, highlight=terminal))

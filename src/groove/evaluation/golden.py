@@ -119,6 +119,31 @@ def parse_golden(data: Any, *, source: str = "golden file") -> tuple[GoldenQuery
     return tuple(out)
 
 
+def load_unanswerable(path: Path) -> tuple[str, ...]:
+    """Questions the KB does not answer: ``queries:`` a list of strings or ``{query, id?}``.
+
+    Used for the ``unanswerable_low_confidence_rate`` metric (docs/evaluation.md).
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GoldenError(f"no unanswerable-questions file at {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GoldenError(f"cannot read unanswerable-questions file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise GoldenError(f"unanswerable-questions file {path} is not valid YAML: {exc}") from None
+    entries = data.get("queries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise GoldenError(f"{path}: the top level must be a mapping with a non-empty `queries` list")
+    out: list[str] = []
+    for index, entry in enumerate(entries):
+        query = entry.get("query") if isinstance(entry, dict) else entry
+        if not isinstance(query, str) or not query.strip():
+            raise GoldenError(f"{path}: queries[{index}] must be a non-empty string or {{query: ...}}")
+        out.append(query)
+    return tuple(out)
+
+
 def _parse_entry(entry: Any, index: int, source: str) -> GoldenQuery:
     where = f"{source}: queries[{index}]"
     if not isinstance(entry, dict):

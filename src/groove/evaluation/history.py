@@ -33,6 +33,9 @@ ARROW_UP = "↑"
 ARROW_DOWN = "↓"
 MARK_WITHIN = "·"
 MARK_SAME = "—"
+#: Metrics where a rise is the regression (↓ marks a rise for them).
+LOWER_IS_BETTER = frozenset({"low_confidence_rate"})
+
 # --- fingerprint, corpus digest ---------------------------------------------------
 
 
@@ -84,6 +87,8 @@ def compare_metrics(
         if name not in previous or not isinstance(previous[name], (int, float)):
             continue
         delta = round(value - float(previous[name]), _COMPARE_DIGITS)
+        if name in LOWER_IS_BETTER:
+            delta = -delta
         if delta > threshold:
             marks[name] = ARROW_UP
         elif delta < -threshold:

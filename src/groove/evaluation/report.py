@@ -10,6 +10,9 @@ from groove.evaluation.golden import Expected
 from groove.evaluation.history import MARK_WITHIN
 from groove.evaluation.metrics import recall_at
 
+#: Golden ids starting with this mark cross-language queries.
+CROSS_LANGUAGE_PREFIX = "x-"
+
 # --- one run ------------------------------------------------------------------
 
 
@@ -21,10 +24,16 @@ class QueryResult:
     ranks: list[int | None]
     metrics: dict[str, float]
     top: list[tuple[str, str | None]]
+    low_confidence: bool = False
 
     @property
     def multi_answer(self) -> bool:
         return len(self.expected) >= 2
+
+    @property
+    def cross_language(self) -> bool:
+        """Asked in one language for a document in another: ids starting ``x-`` (docs/evaluation.md)."""
+        return self.id.startswith(CROSS_LANGUAGE_PREFIX)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -35,6 +44,7 @@ class QueryResult:
             ],
             "metrics": self.metrics,
             "top": [{"path": p, "heading": h} for p, h in self.top],
+            "low_confidence": self.low_confidence,
         }
 
 

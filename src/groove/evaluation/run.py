@@ -16,6 +16,7 @@ from groove.evaluation.golden import (
     GoldenQuery,
     _check_expected_paths,
     load_golden,
+    load_unanswerable,
     quoted_golden_warnings,
 )
 from groove.evaluation.history import (
@@ -44,6 +45,7 @@ def run_eval(
     base_request: SearchRequest | None = None,
     *,
     golden_path: Path | None = None,
+    unanswerable_path: Path | None = None,
     record_history: bool = True,
 ) -> EvalReport:
     """Run the golden set through ``kb.search`` and compare with the last compatible run.
@@ -52,6 +54,8 @@ def run_eval(
     does not import the facade). ``base_request`` carries the shared search
     flags; its ``query`` and ``limit`` are replaced per query (limit = the
     deepest k). ``record_history=False`` compares but does not append.
+    ``unanswerable_path`` names questions the KB does not answer; the share of
+    them flagged ``low_confidence`` becomes ``unanswerable_low_confidence_rate``.
     """
     config = kb.config
     eval_cfg = config.eval
@@ -62,6 +66,11 @@ def run_eval(
 
     results = [_run_query(kb, base, q, k_values) for q in golden.queries]
     metrics = aggregate(results, k_values)
+    if unanswerable_path is not None:
+        questions = load_unanswerable(unanswerable_path)
+        flagged = sum(kb.search(base.replace(query=q, limit=max(k_values))).low_confidence
+                      for q in questions)
+        metrics["unanswerable_low_confidence_rate"] = flagged / len(questions)
     fingerprint = build_fingerprint(config, base, golden.sha256)
     fp_hash = fingerprint_hash(fingerprint)
     corpus = corpus_digest(kb.document_hashes())
@@ -93,17 +102,26 @@ def _run_query(kb: KnowledgeBase, base: SearchRequest, q: GoldenQuery, k_values:
     ranking = [(hit.path, hit.heading) for hit in response.results]
     ranks = expected_ranks(ranking, q.expected)
     return QueryResult(id=q.id, query=q.query, expected=q.expected, ranks=ranks,
-                       metrics=query_metrics(ranks, k_values), top=ranking)
+                       metrics=query_metrics(ranks, k_values), top=ranking,
+                       low_confidence=response.low_confidence)
 
 
 def aggregate(results: Sequence[QueryResult], k_values: Sequence[int]) -> dict[str, float]:
-    """Means over all queries, plus ``multi_recall@k`` over queries with ≥ 2 expected."""
+    """Means over all queries, plus subsets and rates (docs/evaluation.md).
+
+    ``multi_recall@k`` over queries with ≥ 2 expected entries,
+    ``cross_language_recall@k`` over queries whose id starts with ``x-``, and
+    ``low_confidence_rate``: the share of these (answerable) queries flagged
+    ``low_confidence``.
+    """
     names = list(results[0].metrics) if results else []
     out = {name: sum(r.metrics[name] for r in results) / len(results) for name in names}
-    multi = [r for r in results if r.multi_answer]
-    if multi:
-        for k in k_values:
-            out[f"multi_recall@{k}"] = sum(r.metrics[f"recall@{k}"] for r in multi) / len(multi)
+    for prefix, subset in (("multi", [r for r in results if r.multi_answer]),
+                           ("cross_language", [r for r in results if r.cross_language])):
+        for k in k_values if subset else ():
+            out[f"{prefix}_recall@{k}"] = sum(r.metrics[f"recall@{k}"] for r in subset) / len(subset)
+    if results:
+        out["low_confidence_rate"] = sum(r.low_confidence for r in results) / len(results)
     return out
 
 

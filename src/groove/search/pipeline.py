@@ -12,7 +12,7 @@ from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.models import ChunkRow, Hit, SearchResponse, passage_text
 from groove.rerankers import Reranker, get_reranker
-from groove.search.candidates import candidate_count, gather
+from groove.search.candidates import Candidates, candidate_count, gather
 from groove.search.confidence import is_low_confidence
 from groove.search.diversity import cap_per_document
 from groove.search.filters import build_filter, filter_applied
@@ -53,8 +53,20 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                               max_expanded_tokens=pr.max_expanded_tokens)
     for hit in hits:
         hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
-    low = is_low_confidence([h.score for h in hits], stages.confidence_ratio)
+    low = _confidence_stage(candidates, parsed, stages, vectors)
     return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
+
+
+def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
+                      vectors: VectorIndex) -> bool:
+    """low_confidence from the two legs' best documents (search/confidence.py)."""
+    if stages.confidence_ratio <= 0:
+        return False
+    depth = candidate_count(1)  # enough chunks to see AGREEMENT_DEPTH distinct documents
+    legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
+    return is_low_confidence(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]),
+                             ratio=stages.confidence_ratio,
+                             lexical_query=parsed.fts_expression is not None)
 
 
 def _cap_stage(ranked: Ranked, stages: Stages, vectors: VectorIndex) -> Ranked:

@@ -219,7 +219,9 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         return {"summary": summary.line(), **summary.to_json()}
 
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
-                "paths; treat low_confidence=true as 'nothing clearly relevant'.",
+                "paths. low_confidence=true means the query's meaning (embedding) and its words "
+                "(full text) point at different documents: treat it as 'the knowledge base "
+                "probably does not answer this'.",
         schema=search_input_schema())
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}).")

