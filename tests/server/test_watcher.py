@@ -115,3 +115,32 @@ def test_an_undecodable_file_name_does_not_stop_live_sync(live, caplog):
     assert not paths_for(kb, "capybara")  # skipped, not stored under a broken name
     assert any("b-\\xff.md" in r.getMessage() and "UTF-8" in r.getMessage()
                for r in caplog.records)
+
+
+def test_watch_failures_back_off_and_a_steady_watch_starts_the_back_off_over(tmp_path, make_kb,
+                                                                            monkeypatch):
+    """Deterministic: the watch is replaced by a script of failures; no real time passes."""
+    from groove.server import watcher as watcher_module
+
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    w = Watcher(make_kb(kb_dir))
+    clock = iter([0, 1, 1, 2, 2, 500, 500, 501, 501, 502])  # the 3rd watch ran for 498 s
+    monkeypatch.setattr(watcher_module.time, "monotonic", lambda: next(clock))
+    outcomes = iter([RuntimeError("decode"), RuntimeError("decode"), RuntimeError("decode"),
+                     RuntimeError("decode"), None])
+    resyncs: list[bool] = []
+
+    def scripted_watch(*, resync: bool) -> None:
+        resyncs.append(resync)
+        outcome = next(outcomes)
+        if outcome is not None:
+            raise outcome
+
+    delays: list[float] = []
+    monkeypatch.setattr(w, "_watch", scripted_watch)
+    monkeypatch.setattr(w._stop, "wait", lambda delay: delays.append(delay))
+    w._run()
+    assert delays == [0.5, 1.0, 0.5, 1.0]
+    assert resyncs == [False, True, True, True, True]  # every watch after a failure resyncs
+    assert "decode" in (w.last_error or "")

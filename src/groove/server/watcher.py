@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,11 +92,14 @@ class Watcher:
         """
         failures = 0
         while not self._stop.is_set():
+            started = time.monotonic()
             try:
                 self._watch(resync=failures > 0)
                 return
             except Exception as exc:
-                failures += 1
+                # a watch that ran a while before failing starts the back-off over
+                steady = time.monotonic() - started > 2 * RESTART_DELAY_MAX_S
+                failures = 1 if steady else failures + 1
                 delay = min(RESTART_DELAY_S * 2 ** (failures - 1), RESTART_DELAY_MAX_S)
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("file watcher failed (%s); watching again in %.1f s and re-checking "
@@ -190,8 +194,6 @@ class Watcher:
 
     def _sync(self, rel_paths: list[str] | None) -> None:
         """One incremental run; a failure is logged and the watcher keeps going."""
-        import time
-
         from groove.errors import GrooveError
 
         if rel_paths is not None and not rel_paths:
