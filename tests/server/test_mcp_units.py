@@ -38,6 +38,16 @@ def test_doc_uri_round_trips_through_decoding(name):
     assert set(uri.removeprefix("kb://doc/")) <= set(string.ascii_letters + string.digits + "-._~/%")
 
 
+@given(st.lists(st.text(string.ascii_letters + "._-", min_size=1, max_size=6), min_size=1, max_size=5))
+def test_every_document_lies_in_each_group_it_is_listed_under(parts):
+    """resources/list lists groups only, and every document is reachable from one."""
+    path = "/".join(parts)
+    groups = topic_prefixes(path)
+    assert groups and len(groups) <= 2 and path not in groups
+    for group in groups:
+        assert (group == "" and "/" not in path) or path.startswith(group + "/")
+
+
 def test_topic_prefixes_are_one_or_two_folders():
     assert topic_prefixes("a/b/c/d.md") == ["a", "a/b"]
     assert topic_prefixes("a/d.md") == ["a"]

@@ -188,3 +188,20 @@ def test_default_names_are_valid_for_any_folder_name():
                 min_size=1, max_size=6))
 def test_exec_quoting_round_trips(argv):
     assert parse_exec(render_exec(argv)) == argv
+
+
+_PATHS = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=20)
+
+
+@given(_PATHS, st.integers(1, 65535), st.one_of(st.none(), _PATHS), st.one_of(st.none(), _PATHS))
+def test_an_installed_unit_reads_back_as_the_same_service(kb, port, config, db):
+    from groove.config.bind import BindAddress
+    from groove.service.spec import ServiceSpec
+    from groove.service.systemd import Systemd
+
+    spec = ServiceSpec(name="groove-x", kb_path=Path("/" + kb), bind=BindAddress("127.0.0.1", port),
+                       config_path=Path("/" + config) if config else None,
+                       db_path=Path("/" + db) if db else None, python="/usr/bin/python3")
+    exec_line = next(line for line in Systemd({}).render(spec).splitlines()
+                     if line.startswith("ExecStart="))
+    assert ServiceSpec.from_argv("groove-x", parse_exec(exec_line[len("ExecStart="):])) == spec
