@@ -46,7 +46,10 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Decorator:
     """Add ``--kb-path/--config/--db-path`` and pass ``kb`` (a KnowledgeBase).
 
     ``overrides`` maps the command's own parsed options to config overrides
@@ -87,12 +90,12 @@ def golden_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help=f"Golden YAML (default <kb>/{GOLDEN_FILENAME}, or [eval] golden).")(func)
 
 
-def format_option(*choices: str, default: str):
+def format_option(*choices: str, default: str) -> Decorator:
     return click.option("--format", "fmt", type=click.Choice(choices), default=default,
                         show_default=True, help="Output format.")
 
 
-def _search_flag(name: str, info: FieldInfo) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _search_flag(name: str, info: FieldInfo) -> Decorator:
     """The click option of one :class:`SearchRequest` field (flag, type and help from the model)."""
     kind = base_type(info)
     flag, help_text = flag_name(name), field_help(name)
