@@ -84,7 +84,7 @@ def uninstall_command(name: str | None, kb_path: Path | None, config_path: Path 
 @handle_errors
 def status_command(name: str | None, kb_path: Path | None, config_path: Path | None,
                    manager: str | None, fmt: str) -> None:
-    """Whether the KB's service is installed and running, its port and its KB (exit 3: not installed)."""
+    """Whether the KB's service is installed and running, its port and its KB (exit 1, a finding: not installed)."""
     from groove.errors import NotFound
     from groove.service import backend_for, status
 
@@ -96,7 +96,7 @@ def status_command(name: str | None, kb_path: Path | None, config_path: Path | N
             click.echo(json.dumps({"installed": False, "error": str(exc)}))
         else:
             click.echo(f"not installed: {exc}")
-        raise SystemExit(3) from None
+        raise SystemExit(1) from None
     if fmt == "json":
         click.echo(json.dumps(info.to_json(), ensure_ascii=False, indent=2))
     else:
