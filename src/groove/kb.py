@@ -14,10 +14,12 @@ What it offers (the primitives every surface needs):
     kb.has_index() -> bool                     # db file exists
     kb.store -> Store                          # opened on first use
     kb.embedder -> Embedder                    # loaded on first use
-    kb.index(force=False, reporter=None) -> IndexSummary   # full incremental run
-    kb.ensure_index() -> None                  # build if missing (search/serve)
+    kb.index(force=False, reporter=None, wait=True) -> IndexSummary   # incremental run
+    kb.ensure_index(wait=True) -> None         # build or finish an incomplete index
     kb.sync_paths(rel_paths) -> IndexSummary   # watcher: re-index/delete these
-    kb.indexing -> bool                        # an indexing run is in progress
+    kb.indexing -> bool                        # a writer (any process) is running
+    kb.index_state() -> IndexState             # documents known/embedded, build state
+    kb.check_model(force=False) -> None        # configured vs recorded model, no load
     kb.search(request: SearchRequest) -> SearchResponse
     kb.read_document(rel_path) -> DocumentText # safe read of an indexed doc
     kb.list_documents() / kb.document_hashes() / kb.document_headings(rel_path)
@@ -36,7 +38,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,11 +46,20 @@ from typing import TYPE_CHECKING, Any
 
 from groove.config import Config
 from groove.embedders.base import Embedder
-from groove.errors import CorruptIndexError, NoIndexError, NotFound, PathRefused
+from groove.errors import (
+    Busy,
+    CorruptIndexError,
+    IndexMismatchError,
+    NoIndexError,
+    NotFound,
+    PathRefused,
+)
 from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
-from groove.models import DocumentRow, SearchResponse
+from groove.indexing.state import FilesNewerCache, count_files_newer, iso_time, missing_state
+from groove.models import DocumentRow, IndexState, SearchResponse
 from groove.search.request import SearchRequest
 from groove.store.base import Store
+from groove.store.writer_lock import Holder, WriterLock
 
 if TYPE_CHECKING:
     from groove.rerankers.base import Reranker
@@ -90,6 +100,9 @@ class KnowledgeBase:
         self._vectors: VectorIndex | None = None
         #: A reranker to use instead of the configured one (tests inject one here).
         self._scorer: Reranker | None = None
+        #: One index writer at a time across processes (docs/index-lifecycle.md).
+        self.writer_lock = WriterLock(config.db_path)
+        self._files_newer = FilesNewerCache()
 
     # --- paths and lazily opened parts ---------------------------------------
     @property
@@ -119,6 +132,12 @@ class KnowledgeBase:
 
     @property
     def embedder(self) -> Embedder:
+        """The model, loaded on first use, after the recorded model was checked (no load)."""
+        if self._embedder is None:
+            self.check_model()
+        return self._load_embedder()
+
+    def _load_embedder(self) -> Embedder:
         if self._embedder is None:
             from groove.embedders import get_embedder
 
@@ -126,15 +145,47 @@ class KnowledgeBase:
                                           settings=self.config.embedder)
         return self._embedder
 
+    @property
+    def model_id(self) -> str:
+        """The model this knowledge base uses, known without loading it."""
+        return self._embedder.model_id if self._embedder is not None else str(self.config.model)
+
+    def check_model(self, *, force: bool = False) -> None:
+        """Refuse, before any model loads or downloads, an index built with another model.
+
+        Whatever the dimension: two models of the same dimension give
+        meaningless scores against each other's vectors. ``force`` (``index
+        --force``) is allowed through: it re-embeds everything.
+        """
+        if force or not self.has_index():
+            return
+        with self.reading() as store:
+            recorded = store.meta().model_id
+        wanted = self.model_id
+        if recorded is not None and recorded != wanted:
+            raise IndexMismatchError(
+                f"the index at {self.db_path} was built with model {recorded!r}, not {wanted!r}: "
+                f"rebuild it with `groove index --force --model {wanted} --kb-path {self.kb_path}`"
+                f", or use the recorded model (--model {recorded}, or model = \"{recorded}\" "
+                "in groove.toml)")
+
     # --- indexing -------------------------------------------------------------
-    def index(self, *, force: bool = False, reporter: Reporter | None = None) -> IndexSummary:
+    def index(self, *, force: bool = False, reporter: Reporter | None = None,
+              wait: bool = True) -> IndexSummary:
         """Full incremental run over kb_path (creates the index when missing).
 
+        The recorded model is checked before any model loads, and a missing
+        index is only created once the model loaded (a failed load leaves no
+        index behind). The writer lock is taken next: another writer is
+        waited for, or with ``wait=False`` refused with Busy naming it.
         The index is health-checked first: a damaged one is refused with the
         recovering command, and with ``force`` rebuilt into a fresh file that
         replaces it (docs/troubleshooting.md).
         """
-        with self._index_lock:
+        self.check_model(force=force)
+        if not self.has_index():
+            self._load_embedder()
+        with self._writing(wait):
             try:
                 store = self._writable_store()
                 store.check_health()
@@ -147,11 +198,23 @@ class KnowledgeBase:
                 from groove.indexing.ray_executor import ray_executors
 
                 with ray_executors(self.config, self.config.index.ray_address) as on_ray:
-                    return run_index(self.config, store, lambda: self.embedder, force=force,
+                    return run_index(self.config, store, self._load_embedder, force=force,
                                      reporter=reporter, write_lock=self._lock,
                                      executor_factory=on_ray)
-            return run_index(self.config, store, lambda: self.embedder,
+            return run_index(self.config, store, self._load_embedder,
                              force=force, reporter=reporter, write_lock=self._lock)
+
+    @contextmanager
+    def _writing(self, wait: bool) -> Iterator[None]:
+        """This process's index lock, then the cross-process writer lock."""
+        if not self._index_lock.acquire(blocking=wait):
+            raise Busy("an index run is already going on in this process; wait for it to finish")
+        try:
+            with self.writer_lock.hold(wait=wait, on_wait=_say_waiting):
+                yield
+        finally:
+            self._files_newer.clear()
+            self._index_lock.release()
 
     def _rebuild_damaged(self, reporter: Reporter | None) -> IndexSummary:
         """Build a fresh index beside the damaged one, then swap it in atomically."""
@@ -162,7 +225,7 @@ class KnowledgeBase:
         log.warning("the index %s is damaged: rebuilding it into %s", self.db_path, fresh_path)
         fresh = open_store(fresh_path, create=True)
         try:
-            summary = run_index(self.config, fresh, lambda: self.embedder, force=True,
+            summary = run_index(self.config, fresh, self._load_embedder, force=True,
                                 reporter=reporter)
         finally:
             fresh.close()
@@ -180,22 +243,60 @@ class KnowledgeBase:
                     self._store = None
                     self._vectors = None
 
-    def ensure_index(self, reporter: Reporter | None = None) -> None:
-        """Build the index when none exists, so a new user's first command works."""
-        if not self.has_index():
-            log.info("no index at %s yet: building it now", self.db_path)
-            self.index(reporter=reporter)
+    def ensure_index(self, reporter: Reporter | None = None, *, wait: bool = True) -> None:
+        """Build the index when none exists, or finish one a build left incomplete.
+
+        The recorded model is checked first (nothing loads on a mismatch).
+        When another process is writing the index, ``wait=False`` returns at
+        once (searches answer from what exists); ``wait=True`` waits for it.
+        """
+        self.check_model()
+        state = self.index_state(files=False)
+        if state.state not in ("missing", "incomplete"):
+            return
+        log.info("the index at %s is %s: %s it now", self.db_path, state.state,
+                 "building" if state.state == "missing" else "finishing")
+        try:
+            self.index(reporter=reporter, wait=wait)
+        except Busy:
+            if wait:
+                raise
+            log.info("another writer started on %s: answering from what is indexed", self.db_path)
 
     def sync_paths(self, rel_paths: list[str]) -> IndexSummary:
         """Re-index, delete or rename exactly these paths (the watcher's entry point)."""
-        with self._index_lock:
-            return run_index(self.config, self._writable_store(), lambda: self.embedder,
+        self.check_model()
+        with self._writing(True):
+            return run_index(self.config, self._writable_store(), self._load_embedder,
                              only_paths=rel_paths, write_lock=self._lock)
 
     @property
     def indexing(self) -> bool:
-        """True while an indexing run (CLI, watcher, rebuild_index) is in progress."""
-        return self._index_lock.locked()
+        """True while an index writer runs, in this process or another."""
+        return self._index_lock.locked() or self.writer_lock.holder() is not None
+
+    def writer(self) -> Holder | None:
+        """Who is writing the index now (pid and command), or None."""
+        return self.writer_lock.holder()
+
+    def index_state(self, *, files: bool = True) -> IndexState:
+        """How complete the index is (docs/index-lifecycle.md); never waits for a writer.
+
+        ``files`` also counts files on disk changed since they were indexed
+        (a walk of the folder, cached a few seconds).
+        """
+        from groove.indexing.state import index_state
+
+        building = self.indexing
+        if not self.has_index():
+            return missing_state(building=building)
+        with self.reading() as store:
+            mtimes = store.document_mtimes() if files else None
+        newer = None
+        if mtimes is not None:
+            newer = self._files_newer.get(lambda: count_files_newer(self.config, mtimes))
+        with self.reading() as store:
+            return index_state(store, building=building, files_newer=newer)
 
     def _writable_store(self) -> Store:
         with self._lock:
@@ -205,13 +306,26 @@ class KnowledgeBase:
 
     # --- reading --------------------------------------------------------------
     def search(self, request: SearchRequest) -> SearchResponse:
-        """Run the search pipeline (docs/search.md); bounds are checked before the model loads."""
-        from groove.search.pipeline import run_search
+        """Run the search pipeline (docs/search.md); bounds are checked before the model loads.
+
+        The answer carries the index state; a search never waits for a
+        writer: during a build it answers from what is indexed so far.
+        """
         from groove.search.request import validate_request
-        from groove.search.vectors import VectorIndex
 
         request = validate_request(request)
+        if not self.has_index() and self.indexing:  # a build is creating the file right now
+            return SearchResponse(results=[], low_confidence=False, filter_applied={},
+                                  index=self.index_state(files=False))
         embedder = self.embedder
+        response = self._search(request, embedder)
+        response.index = self.index_state()
+        return response
+
+    def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        from groove.search.pipeline import run_search
+        from groove.search.vectors import VectorIndex
+
         with self.reading() as store:
             if embedder.source is not None:  # a remote model: the same name elsewhere is refused
                 from groove.indexing.indexer import model_mismatch
@@ -306,7 +420,12 @@ class KnowledgeBase:
         return DocumentText(row, cut, True)
 
     def status(self) -> dict[str, Any]:
-        """The `groove status` fields; raises NoIndexError when there is no index."""
+        """The ``groove status`` object (docs/index-lifecycle.md, "Status fields").
+
+        Raises NoIndexError when there is no index. Keys are stable: the text
+        lines and ``--format json`` show the same fields, and
+        ``/api/admin/status`` returns the same shape.
+        """
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
         with self.reading() as store:
@@ -314,16 +433,19 @@ class KnowledgeBase:
             meta = store.meta()
             stats = store.stats()
         last = stats.last_indexed or meta.last_indexed
+        writer = self.writer()
         return {
+            "kb_path": str(self.kb_path),
+            "index_path": str(self.db_path),
             "documents": stats.documents,
             "chunks": stats.chunks,
             "model": meta.model_id,
             "dim": meta.dim,
             "context_mode": meta.context_mode or context_mode_name(False),
-            "index": str(self.db_path),
-            "last_indexed": _iso(last),
+            "last_indexed": iso_time(last),
             "tags_unreadable": stats.tags_invalid,
-            "kb_path": str(self.kb_path),
+            "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},
+            "index": self.index_state().to_json(),
         }
 
     def close(self) -> None:
@@ -335,15 +457,13 @@ class KnowledgeBase:
             self._store = None
 
 
+def _say_waiting(holder: Holder) -> None:
+    log.warning("waiting for the index writer lock: held by %s", holder.describe())
+
+
 def _file_identity(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
-
-def _iso(ts: float | None) -> str | None:
-    if not ts:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(ts))

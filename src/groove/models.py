@@ -215,10 +215,77 @@ class SearchResponse:
     results: list[Hit]
     low_confidence: bool
     filter_applied: dict[str, Any]
+    #: How complete the index answering was (omitted from JSON when not computed).
+    index: IndexState | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "results": [h.to_json() for h in self.results],
             "low_confidence": self.low_confidence,
             "filter_applied": self.filter_applied,
         }
+        if self.index is not None:
+            out["index"] = self.index.to_json()
+        return out
+
+
+#: ``IndexState.state`` values.
+INDEX_STATES = ("missing", "building", "incomplete", "complete")
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """How complete the index is: part of every search answer, ``status`` and the UI.
+
+    ``state``: "missing" (no index file), "building" (a writer holds the
+    index's writer lock), "incomplete" (a build stopped before its end: some
+    files may be missing and some chunks are only found by full-text
+    matching), or "complete". ``files_newer`` counts files on disk that are
+    new or changed since they were indexed (None when not checked).
+    docs/index-lifecycle.md documents every field.
+    """
+
+    state: str
+    documents: int
+    documents_embedded: int
+    chunks: int
+    chunks_embedded: int
+    build_running: bool
+    last_change: str | None
+    files_newer: int | None
+
+    @property
+    def complete(self) -> bool:
+        return self.state == "complete"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "documents": self.documents,
+            "documents_embedded": self.documents_embedded,
+            "chunks": self.chunks,
+            "chunks_embedded": self.chunks_embedded,
+            "build_running": self.build_running,
+            "last_change": self.last_change,
+            "files_newer": self.files_newer,
+        }
+
+    def note(self) -> str | None:
+        """One sentence for a person when the answer may be partial; None when it is not."""
+        embedded = f"{self.documents_embedded} of {self.documents} documents embedded"
+        if self.state == "missing":
+            return ("no index yet: a build is starting" if self.build_running
+                    else "there is no index yet: run `groove index`")
+        if self.state == "building":
+            return (f"the index is being built ({embedded}); answers come from what is "
+                    "indexed so far, by full-text matching where vectors are missing")
+        if self.state == "incomplete":
+            return (f"the index is incomplete ({embedded}; the last build did not finish); "
+                    "run `groove index` to finish it")
+        if self.documents == 0:
+            return ("the index holds no documents: `groove index` says which extensions are "
+                    "enabled and which exclusions removed files")
+        if self.files_newer:
+            return (f"{self.files_newer} file(s) changed since they were indexed: "
+                    "run `groove index` to include the changes")
+        return None

@@ -80,3 +80,55 @@ def test_bad_config_value_names_the_key(kb_dir, tmp_path, run):
     result = run("status", "--config", str(cfg))
     assert result.exit_code == 2
     assert "search.fusion.rrf_k" in result.stderr
+
+
+STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "dim", "context_mode",
+               "last_indexed", "tags_unreadable", "writer", "index"}
+INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
+              "build_running", "last_change", "files_newer"}
+
+
+def test_status_json_has_the_text_fields_and_the_index_state(kb_dir, run):
+    run("index", "--kb-path", str(kb_dir), "-q")
+    (kb_dir / "a" / "new.md").write_text("# New\n\nNot indexed yet.\n", encoding="utf-8")
+    result = run("status", "--kb-path", str(kb_dir), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    status = json.loads(result.stdout)
+    assert set(status) == STATUS_KEYS and set(status["index"]) == INDEX_KEYS
+    assert status["kb_path"] == str(kb_dir) and status["index_path"] == str(kb_dir / ".groove.db")
+    assert status["index"]["state"] == "complete" and status["writer"] is None
+    assert status["index"]["files_newer"] == 1
+    assert (status["index"]["documents"], status["index"]["documents_embedded"]) == (2, 2)
+    text = run("status", "--kb-path", str(kb_dir)).stdout
+    lines = dict(line.split(": ", 1) for line in text.splitlines())
+    assert lines["Index state"] == "complete" and lines["Documents embedded"] == "2/2"
+    assert lines["Files newer than the index"] == "1" and lines["Build running"] == "no"
+
+
+def test_search_on_an_incomplete_index_finishes_it_and_json_carries_the_state(kb_dir, run):
+    import sqlite3
+
+    run("index", "--kb-path", str(kb_dir), "-q")
+    with sqlite3.connect(kb_dir / ".groove.db") as conn:  # as a build killed mid-way leaves it
+        conn.execute("DELETE FROM embeddings")
+        conn.execute("UPDATE index_meta SET value = 'building' WHERE key = 'build_state'")
+    partial = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert partial["index"]["state"] == "incomplete"
+    assert partial["index"]["chunks_embedded"] == 0
+    result = run("search", "tokio spawn", "--kb-path", str(kb_dir))
+    assert result.exit_code == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["results"][0]["path"] == "a/first.md"
+    assert answer["index"]["state"] == "complete"
+    assert answer["index"]["chunks_embedded"] == answer["index"]["chunks"] == 2
+
+
+def test_index_of_a_folder_without_indexable_files_says_why(tmp_path, monkeypatch, run):
+    monkeypatch.chdir(tmp_path)
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "readme.rst").write_text("Title\n=====\n", encoding="utf-8")
+    result = run("index", "--kb-path", str(kb))
+    assert result.exit_code == 0
+    assert "no indexable file" in result.stderr and ".md" in result.stderr
+    assert ".rst (1)" in result.stderr

@@ -733,3 +733,41 @@ def test_rrf_k_outside_its_bounds_is_refused(tmp_path, value):
     (tmp_path / "groove.toml").write_text(f"[search.fusion]\nrrf_k = {value}\n")
     with pytest.raises(ConfigError, match=r"rrf_k.*\(0, 10000\]"):
         load_config(kb_path=tmp_path, cwd=tmp_path)
+
+
+# --------------------------------------------------------------------------- the file kept with the notes
+
+
+def test_a_groove_toml_in_the_kb_is_found_from_elsewhere_and_untrusted(work: Path, tmp_path: Path,
+                                                                       logs) -> None:
+    notes = work / "notes"
+    path = write_toml(notes, """
+        model = "bge-m3"
+        model_cache_dir = "cache"
+        [transport.http]
+        bind = "0.0.0.0:3100"
+    """)
+    elsewhere = tmp_path / "elsewhere"  # how an MCP client's .mcp.json runs groove
+    elsewhere.mkdir()
+    assert discover_config(elsewhere, kb_path=notes) == (path, False)
+    cfg = load_config(cwd=elsewhere, kb_path=notes)
+    assert (cfg.source, cfg.trusted, cfg.model) == (path, False, "bge-m3")
+    assert cfg.model_cache_dir is None  # an untrusted file may not choose it
+    assert cfg.transport.http.bind.startswith("127.0.0.1:")  # nor widen the HTTP exposure
+    assert "untrusted" in logs.text
+
+
+def test_the_kb_file_comes_after_the_working_folder_and_before_the_git_ancestor(
+        work: Path) -> None:
+    notes = work / "notes"
+    (work / ".git").mkdir()
+    write_toml(work, 'model = "bge-small-en-v1.5"\n')  # beside .git
+    in_kb = write_toml(notes, 'model = "bge-m3"\n')
+    cwd = work / "src"
+    cwd.mkdir()
+    assert discover_config(cwd, kb_path=notes) == (in_kb, False)
+    here = write_toml(cwd, 'model = "multilingual-e5-large"\n')
+    assert discover_config(cwd, kb_path=notes) == (here, False)
+    assert discover_config(cwd, kb_path=Path("../notes")) == (here, False)
+    here.unlink()
+    assert discover_config(cwd, kb_path=Path("../notes")) == (in_kb, False)  # relative to cwd

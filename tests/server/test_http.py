@@ -312,13 +312,18 @@ def test_nosniff_everywhere_csp_on_ui(http_server):
     assert "http" not in ui.text.replace("http-equiv", ""), "no external references"
 
 
-def test_admin_status_json(http_server):
+def test_admin_status_json(http_server, server_kb):
     status = httpx.get(http_server.base + "/api/admin/status").json()
     assert status["documents"] == 6
     assert status["chunks"] >= 5
     assert status["watcher"] in ("watching", "off")
     assert isinstance(status["indexing"], bool) and isinstance(status["pid"], int)
     assert status["version"] and status["uptime_s"] >= 0
+    # the same shape as `groove status --format json`, without this machine's paths
+    assert {"kb_path", "index_path", "model", "writer", "index"} <= set(status)
+    assert status["index"]["state"] == "complete" and status["index"]["documents"] == 6
+    assert status["index_path"] == ".groove.db" and status["kb_path"] == server_kb.kb.name
+    assert str(server_kb.kb.parent) not in json.dumps(status)
     assert httpx.get(http_server.base + "/api/admin/status",
                      headers={"Host": "evil.example"}).status_code == 421
 

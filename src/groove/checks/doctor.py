@@ -50,7 +50,7 @@ CHECKS = ("integrity", "servability", "metadata")
 class Finding:
     """One problem: which check found it, what is wrong, and the command that fixes it."""
 
-    check: str  # "integrity" | "servability" | "metadata"
+    check: str  # "integrity" | "servability" | "metadata" | "build"
     message: str
     fix: str
     path: str | None = None
@@ -125,6 +125,7 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
     try:
         with kb.reading() as store:
             report.findings += _metadata(kb, store, report.facts)
+            report.findings += _build(kb, report.facts)
             report.findings += _integrity(store)
             report.findings += _servability(kb, store)
     except CorruptIndexError as exc:
@@ -132,6 +133,19 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
     except GrooveError as exc:
         report.error = str(exc)
     return report
+
+
+# --- build state -----------------------------------------------------------------
+def _build(kb: KnowledgeBase, facts: dict[str, Any]) -> list[Finding]:
+    """An unfinished build (docs/index-lifecycle.md): searches answer partly by full text."""
+    state = kb.index_state(files=False)
+    facts.update(index_state=state.state, documents_embedded=state.documents_embedded)
+    if state.state != "incomplete":
+        return []
+    return [Finding("build", f"the last build did not finish: {state.documents_embedded} of "
+                    f"{state.documents} documents embedded ({state.chunks_embedded} of "
+                    f"{state.chunks} chunks); searches find the rest by full text only",
+                    f"groove index --kb-path {kb.kb_path}")]
 
 
 # --- metadata --------------------------------------------------------------------
@@ -156,7 +170,9 @@ def _metadata(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
         out.append(Finding(
             "metadata",
             f"the index was built with model {meta.model_id!r} but the configuration selects "
-            f"{wanted!r}; searches will be refused",
+            f"{wanted!r}; search, serve, eval, graph, tune and index refuse to run with that "
+            "configuration (before loading any model) until the index is rebuilt or the "
+            "configuration names the recorded model",
             f"{FIX_FORCE} --model {wanted}  (or set model = \"{meta.model_id}\")",
         ))
     out += _model_available(kb, meta.model_id, meta.dim)

@@ -31,11 +31,20 @@ def _overrides(kwargs: dict) -> dict:
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.option("--progress", is_flag=True, help="Progress bar on a TTY, periodic lines otherwise.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--no-wait", is_flag=True,
+              help="When another process is writing the index, exit 2 at once instead of waiting.")
 @kb_options(overrides=_overrides)
-def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool) -> None:
-    """Index KB_PATH incrementally: changed files are re-embedded, renames kept, deletions applied."""
+def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool,
+                  no_wait: bool) -> None:
+    """Index KB_PATH incrementally: changed files are re-embedded, renames kept, deletions applied.
+
+    Files are written first (searchable by full text at once), then embedded;
+    an interrupted run resumes where it stopped. One writer at a time: a
+    second one waits for the first, naming it (docs/index-lifecycle.md).
+    """
     if quiet and progress:
         raise click.UsageError("--quiet and --progress contradict each other (--quiet prints only "
                                "the summary, --progress adds a progress display); pass one of them")
-    summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress))
+    summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress),
+                       wait=not no_wait)
     click.echo(json.dumps(summary.to_json()) if as_json else summary.line())

@@ -53,15 +53,23 @@ def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
 @kb_options(overrides=search_overrides)
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
-    """Search the knowledge base (builds the index first when there is none)."""
+    """Search the knowledge base (builds or finishes the index first when needed).
+
+    When another process is building the index, the answer comes at once from
+    what is indexed so far, with a note on stderr (docs/index-lifecycle.md).
+    """
     from groove.search.request import validate_request
 
     request = validate_request(base_request.replace(query=query))
     terminal = fmt == "text" and sys.stdout.isatty()
     if terminal and request.all_language_spans is None:
         request = request.replace(all_language_spans=True)  # people read it: highlight every language
-    kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))
+    kb.ensure_index(reporter=make_reporter(quiet=not sys.stderr.isatty(), progress=True),
+                    wait=False)
     response = kb.search(request)
+    note = response.index.note() if response.index is not None else None
+    if note:
+        click.echo(f"note: {note}", err=True)
     if fmt == "json":
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
     else:

@@ -6,7 +6,6 @@ import click
 
 from groove.cli import cli
 from groove.cli.options import kb_options
-from groove.cli.progress import make_reporter
 from groove.kb import KnowledgeBase
 
 
@@ -34,8 +33,8 @@ def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bi
     if bind is not None and port is not None:
         raise click.UsageError(f"--bind {bind} and --port {port} both name the port; pass "
                                "--bind HOST:PORT alone, or --port alone to keep the configured host")
-    from groove.server import serve
+    from groove.server import build_in_background, serve
 
-    kb.ensure_index(reporter=make_reporter(quiet=True, progress=False))
+    build_in_background(kb)
     serve(kb, transport=transport or kb.config.transport.kind, bind=bind, port=port,
           i_know=i_know, watch=kb.config.watch.enabled and not no_watch)

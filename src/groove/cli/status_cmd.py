@@ -1,11 +1,18 @@
-"""``groove status``: one ``Key: value`` line per fact about the index."""
+"""``groove status``: one ``Key: value`` line per fact about the index, or the same as JSON.
+
+The JSON object is stable and documented (docs/index-lifecycle.md, "Status
+fields"); ``/api/admin/status`` answers the same shape.
+"""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import click
 
 from groove.cli import cli
-from groove.cli.options import kb_options
+from groove.cli.options import format_option, kb_options
 from groove.kb import KnowledgeBase
 
 _LABELS = (
@@ -13,17 +20,42 @@ _LABELS = (
     ("chunks", "Chunks"),
     ("model", "Model"),
     ("context_mode", "Context mode"),
-    ("index", "Index"),
+    ("index_path", "Index"),
     ("last_indexed", "Last indexed"),
     ("tags_unreadable", "Unreadable tags"),
 )
 
 
+def index_lines(status: dict[str, Any]) -> list[str]:
+    """The index-state lines: state, embedded share, writer, last change, changed files."""
+    state = status["index"]
+    writer = status.get("writer")
+    running = "no"
+    if writer is not None:
+        running = f"yes (pid {writer['pid']}: {writer['command']})"
+    elif state["build_running"]:
+        running = "yes"
+    return [
+        f"Index state: {state['state']}",
+        f"Documents embedded: {state['documents_embedded']}/{state['documents']}",
+        f"Chunks embedded: {state['chunks_embedded']}/{state['chunks']}",
+        f"Build running: {running}",
+        f"Last change: {state['last_change'] or 'never'}",
+        f"Files newer than the index: {state['files_newer']}",
+    ]
+
+
 @cli.command("status")
+@format_option("text", "json", default="text")
 @kb_options()
-def status_command(kb: KnowledgeBase) -> None:
+def status_command(kb: KnowledgeBase, fmt: str) -> None:
     """Show what the index holds; exit 2 with a message on stderr when there is none."""
     status = kb.status()
+    if fmt == "json":
+        click.echo(json.dumps(status, ensure_ascii=False, indent=2))
+        return
     for key, label in _LABELS:
         value = status.get(key)
         click.echo(f"{label}: {'never' if value is None else value}")
+    for line in index_lines(status):
+        click.echo(line)

@@ -27,15 +27,19 @@ log = logging.getLogger("groove.config")
 
 
 
-def discover_config(cwd: Path, config_path: Path | None = None) -> tuple[Path | None, bool]:
+def discover_config(cwd: Path, config_path: Path | None = None,
+                    kb_path: Path | None = None) -> tuple[Path | None, bool]:
     """Find the config file: return ``(file or None, trusted)``; first hit wins.
 
     The order and trust rules are in docs/configuration.md.
 
     ``--config`` (trusted; missing is an error) → ``<cwd>/groove.toml`` →
-    ``groove.toml`` beside the nearest ``.git`` within cwd and 19 parents (only
-    the nearest: a nearer repository without a groove.toml hides farther ones)
-    → none. A ``.git`` *file* (worktree, submodule) counts as a repository.
+    ``<kb_path>/groove.toml`` (``kb_path`` as given on the command line, so a
+    client that runs groove from elsewhere still finds the file kept with the
+    notes) → ``groove.toml`` beside the nearest ``.git`` within cwd and 19
+    parents (only the nearest: a nearer repository without a groove.toml hides
+    farther ones) → none. A ``.git`` *file* (worktree, submodule) counts as a
+    repository. Every discovered file is untrusted.
     """
     cwd = _absolute(cwd, Path.cwd())
     if config_path is not None:
@@ -47,6 +51,10 @@ def discover_config(cwd: Path, config_path: Path | None = None) -> tuple[Path | 
     local = cwd / CONFIG_FILENAME
     if _is_file(local):
         return local, False
+    if kb_path is not None:
+        beside_notes = _absolute(kb_path, cwd) / CONFIG_FILENAME
+        if _is_file(beside_notes):
+            return beside_notes, False
     for folder in [cwd, *cwd.parents][: MAX_GIT_PARENTS + 1]:
         if _exists(folder / ".git"):
             candidate = folder / CONFIG_FILENAME
@@ -198,7 +206,7 @@ def load_config(*, config_path: Path | None = None, kb_path: Path | None = None,
     value in it means "not given". Raises ConfigError for every refusal.
     """
     cwd = _absolute(cwd or Path.cwd(), Path.cwd())
-    source, trusted = discover_config(cwd, config_path)
+    source, trusted = discover_config(cwd, config_path, kb_path)
     if source is None:
         log.info("no %s found from %s; using built-in defaults", CONFIG_FILENAME, cwd)
         raw: dict[str, Any] = {}

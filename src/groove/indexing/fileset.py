@@ -77,3 +77,44 @@ class FileSet:
     @property
     def warnings(self) -> list[str]:
         return list(self.rules.warnings)
+
+    def explain_empty(self, limit: int = 20_000) -> str:
+        """Why no file of the folder is indexable: what is enabled, what the rules removed.
+
+        Looks at up to ``limit`` files (links not followed) and names the
+        enabled extensions, how many files the exclusion rules removed, and
+        the most common extensions no enabled parser handles.
+        """
+        import os
+        from collections import Counter
+
+        excluded = 0
+        other: Counter[str] = Counter()
+        seen = 0
+        for folder, _dirs, files in os.walk(self.kb_path):
+            rel_dir = Path(folder).relative_to(self.kb_path).as_posix()
+            rel_dir = "" if rel_dir == "." else rel_dir
+            for name in files:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if self.rules.is_index_file(rel) or rel in (IGNORE_FILE_NAME, "groove.toml"):
+                    continue
+                seen += 1
+                if self.rules.excludes_file(rel):
+                    excluded += 1
+                elif not self.has_extension(rel):
+                    other[PurePosixPath(name).suffix.lower() or "(no extension)"] += 1
+            if seen >= limit:
+                break
+        enabled = ", ".join(sorted(f".{e}" for e in self.extensions))
+        parts = [f"no indexable file in {self.kb_path}: the enabled parsers read {enabled}"]
+        if not seen:
+            parts.append("the folder holds no files")
+        if excluded:
+            parts.append(f"{excluded} file(s) are excluded by exclude_dirs, the always-excluded "
+                         f"folders or {IGNORE_FILE_NAME}")
+        if other:
+            common = ", ".join(f"{ext} ({n})" for ext, n in other.most_common(5))
+            parts.append(f"{sum(other.values())} file(s) have other extensions: {common}")
+        parts.append("check --kb-path, enable a parser in [parsers] enabled, or loosen the "
+                     "exclusions (docs/configuration.md)")
+        return "; ".join(parts)

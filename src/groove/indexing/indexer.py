@@ -69,6 +69,8 @@ class IndexSummary:
     elapsed_s: float = 0.0
     embed_s: float = 0.0
     tokens_per_s: float = 0.0
+    #: Set when the folder had no indexable file: why, and what to change.
+    note: str | None = None
 
     def line(self) -> str:
         rate = (f", embedded {self.chunks_embedded} chunks at {self.tokens_per_s:.0f} tokens/s"
@@ -79,7 +81,7 @@ class IndexSummary:
             f"in {self.elapsed_s:.2f}s{rate}"
         )
 
-    def to_json(self) -> dict[str, float | int]:
+    def to_json(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -188,6 +190,9 @@ def run_index(
 
     files = FileSet.from_config(config)
     on_disk = _files_to_consider(run, files, only_paths)
+    if only_paths is None and not on_disk:
+        run.summary.note = files.explain_empty()
+        log.warning("%s", run.summary.note)
     known = store.document_hashes()
     scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}

@@ -38,7 +38,7 @@ IGNORE_FILE_NAME = ".grooveignore"
 IGNORE_FILE_MAX_BYTES = 64 * 1024
 IGNORE_FILE_MAX_PATTERNS = 1000
 DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024
-DB_SIDECAR_SUFFIXES = ("", "-wal", "-shm", "-journal")
+DB_SIDECAR_SUFFIXES = ("", "-wal", "-shm", "-journal", ".lock")
 
 _READ_CHUNK = 1024 * 1024
 
@@ -111,6 +111,10 @@ class ExclusionRules:
         if rel is None:  # the DB lives outside the KB: nothing to exclude
             return frozenset()
         return frozenset((rel + s).casefold() for s in DB_SIDECAR_SUFFIXES)
+
+    def is_index_file(self, rel_path: str) -> bool:
+        """True for the index's own files (the database, its journals, its writer lock)."""
+        return rel_path.casefold() in self._db_files
 
     def _ignored(self, path: str) -> bool:
         excluded = False

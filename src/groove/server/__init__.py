@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 from groove.config.bind import BindAddress
@@ -16,7 +17,33 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("groove.server")
 
-__all__ = ["serve", "resolve_bind"]
+__all__ = ["build_in_background", "serve", "resolve_bind"]
+
+
+def build_in_background(kb: KnowledgeBase) -> threading.Thread | None:
+    """Start building (or finishing) the index in a thread, so serving starts at once.
+
+    The recorded model is checked and the model loaded first, in the caller:
+    a mismatch or a model that cannot load stops ``serve`` before it listens.
+    Meanwhile tools answer from what is indexed, with the index state in each
+    answer (docs/index-lifecycle.md). Returns the thread, or None when the
+    index is complete or another process is writing it.
+    """
+    kb.check_model()
+    state = kb.index_state(files=False)
+    if state.state not in ("missing", "incomplete"):
+        return None
+    kb.embedder  # noqa: B018 - load now: a failure must stop serve, not a background thread
+
+    def build() -> None:
+        try:
+            kb.ensure_index(wait=False)
+        except Exception:  # serving goes on; status shows the index as incomplete
+            log.exception("building the index in the background failed")
+
+    thread = threading.Thread(target=build, name="groove-build", daemon=True)
+    thread.start()
+    return thread
 
 
 def resolve_bind(configured: BindAddress, bind: str | None, port: int | None) -> BindAddress:

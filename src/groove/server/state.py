@@ -63,13 +63,17 @@ class ServerState:
         return self.watcher.state if self.watcher is not None else "off"
 
     def status(self) -> dict[str, Any]:
-        """kb.status() plus what only the server knows (the /api/admin/status body)."""
+        """kb.status() plus what only the server knows (the /api/admin/status body).
+
+        The same shape as ``groove status --format json``, with the local paths
+        cut down (see :func:`without_local_paths`).
+        """
         from groove.errors import GrooveError
 
         try:
-            out: dict[str, Any] = dict(self.kb.status())
+            out: dict[str, Any] = without_local_paths(self.kb.status())
         except GrooveError as exc:
-            out = {"error": str(exc)}
+            out = {"error": str(exc), "index": self.kb.index_state(files=False).to_json()}
         out.update(
             version=__version__,
             watcher=self.watcher_state(),
@@ -80,3 +84,26 @@ class ServerState:
         if self.watcher is not None and self.watcher.last_error:
             out["watcher_error"] = self.watcher.last_error
         return out
+
+
+def without_local_paths(status: dict[str, Any]) -> dict[str, Any]:
+    """``status`` with no absolute path of this machine in it (same keys, same types).
+
+    The HTTP status is loopback-only, but a loopback client is any local
+    process or user, not necessarily the person who started groove: the KB
+    becomes its folder name, the index its path relative to the KB (or its
+    file name when it lives elsewhere), and the writer's command line its
+    program and subcommand (its arguments may hold paths). The CLI's
+    ``groove status`` shows the full paths to the user who asked.
+    """
+    from pathlib import Path
+
+    out = dict(status)
+    kb = Path(status["kb_path"])
+    index = Path(status["index_path"])
+    out["kb_path"] = kb.name
+    out["index_path"] = index.relative_to(kb).as_posix() if index.is_relative_to(kb) else index.name
+    writer = status.get("writer")
+    if writer is not None:
+        out["writer"] = {"pid": writer["pid"], "command": " ".join(writer["command"].split()[:2])}
+    return out

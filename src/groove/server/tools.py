@@ -215,7 +215,8 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         force: Annotated[bool, Field(description="Re-embed every document, not only changed ones.")] = False,
     ) -> dict[str, Any]:
         with state.exclusive_rebuild():
-            summary = await anyio.to_thread.run_sync(functools.partial(kb.index, force=force))
+            summary = await anyio.to_thread.run_sync(functools.partial(kb.index, force=force,
+                                                                       wait=False))
         return {"summary": summary.line(), **summary.to_json()}
 
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "

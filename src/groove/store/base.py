@@ -240,6 +240,10 @@ class Store(ABC):
     @abstractmethod
     def embedding_counts(self) -> EmbeddingCounts: ...
 
+    def document_mtimes(self) -> dict[str, float]:
+        """``{path: mtime}`` recorded when each document was indexed."""
+        return {d.path: d.mtime for d in self.list_documents()}
+
     @abstractmethod
     def stats(self) -> StoreStats: ...
 

@@ -813,6 +813,10 @@ class SQLiteStore(Store):
             ).fetchone()
         return int(docs), int(tokens)
 
+    def document_mtimes(self) -> dict[str, float]:
+        with self._errors("reading documents"):
+            return dict(self._conn.execute("SELECT path, mtime FROM documents").fetchall())
+
     def embedding_counts(self) -> EmbeddingCounts:
         """Documents and chunks in the index, and how many the vector leg covers.
 

@@ -108,6 +108,15 @@ function formatUptime(seconds) {
   return h ? `${h}h ${m}m` : m ? `${m}m ${s % 60}s` : `${s}s`;
 }
 
+// The index state (docs/index-lifecycle.md) in a few words: "complete", "building: 3/48 embedded".
+function describeIndex(index) {
+  if (!index) return "unknown";
+  const share = `${index.documents_embedded}/${index.documents} documents embedded`;
+  if (index.state === "building" || index.state === "incomplete") return `${index.state}: ${share}`;
+  if (index.state === "complete" && index.files_newer) return `complete (${index.files_newer} file(s) changed since)`;
+  return index.state;
+}
+
 async function refreshStatus() {
   const band = document.getElementById("status");
   try {
@@ -119,6 +128,7 @@ async function refreshStatus() {
     setText("st-chunks", st.chunks);
     setText("st-model", st.model);
     setText("st-watcher", st.indexing ? `${st.watcher} (indexing…)` : st.watcher);
+    setText("st-index", describeIndex(st.index));
     setText("st-last-indexed", st.last_indexed);
     setText("st-uptime", formatUptime(st.uptime_s));
     setText("st-pid", st.pid);
@@ -191,7 +201,10 @@ async function runSearch(event) {
     const data = result.structuredContent || JSON.parse(text);
     list.replaceChildren(...data.results.map(renderHit));
     const ms = Math.round(performance.now() - started);
-    if (!data.results.length) showMessage(`No results (${ms} ms): the knowledge base is silent on this.`, "warn");
+    const partial = data.index && data.index.state !== "complete"
+      ? ` The index is ${describeIndex(data.index)}: answers come from what is indexed so far.` : "";
+    if (partial) showMessage(`${data.results.length} results (${ms} ms).${partial}`, "warn");
+    else if (!data.results.length) showMessage(`No results (${ms} ms): the knowledge base is silent on this.`, "warn");
     else if (data.low_confidence) showMessage(`${data.results.length} results, low confidence (${ms} ms): no hit stands out.`, "warn");
     else showMessage(`${data.results.length} results (${ms} ms)`);
   } catch (e) {
