@@ -273,3 +273,35 @@ def test_a_per_call_override_has_the_bounds_of_its_config_key(name: str, section
     request_field = SearchRequest.model_fields[name]
     assert request_field.metadata == config_field.metadata
     assert request_field.default is None
+
+
+def test_a_json_client_may_send_numbers_as_text_and_is_refused_in_the_same_words() -> None:
+    lenient = SearchRequest.from_client({"query": "q", "limit": "7", "mmr": "true"})
+    assert (lenient.limit, lenient.mmr) == (7, True)
+    with pytest.raises(InvalidArgument, match=r"^limit: expected an integer, got str 'abc'"):
+        SearchRequest.from_client({"query": "q", "limit": "abc"})
+    with pytest.raises(InvalidArgument, match=r"^limit: '0' is out of range; accepted: an integer 1\.\.100"):
+        SearchRequest.from_client({"query": "q", "limit": "0"})
+    assert refused(limit="7").startswith("limit:")  # the library itself stays strict
+
+
+def test_the_mcp_tool_refuses_a_wrong_type_in_the_models_words(tmp_path) -> None:
+    import asyncio
+
+    from mcp import Client
+
+    from groove.config import Config
+    from groove.kb import KnowledgeBase
+    from groove.server.mcp import build_mcp_server
+
+    kb = KnowledgeBase(Config.defaults_for(tmp_path))
+
+    async def call(arguments: dict) -> str:
+        async with Client(build_mcp_server(kb)) as client:
+            result = await client.call_tool("search", arguments)
+        assert result.is_error
+        return "".join(c.text for c in result.content)
+
+    text = asyncio.run(call({"query": "q", "limit": "abc"}))
+    assert "limit: expected an integer" in text and "accepted: an integer 1..100" in text
+    assert "pydantic" not in text and "http" not in text

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import types
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -95,6 +96,9 @@ class Flag:
 
 
 Entry = Annotated[str, Utf8Text(MAX_ENTRY_BYTES)]
+
+#: Set while :meth:`SearchRequest.from_client` builds a request (read leniently).
+_LENIENT: ContextVar[bool] = ContextVar("groove_search_request_lenient", default=False)
 
 _BOUNDS = (annotated_types.Ge, annotated_types.Le, annotated_types.Gt, annotated_types.Lt)
 
@@ -165,9 +169,24 @@ class SearchRequest(BaseModel):
 
     def __init__(self, **data: Any) -> None:
         try:
-            super().__init__(**data)
+            self.__pydantic_validator__.validate_python(
+                data, self_instance=self, strict=False if _LENIENT.get() else None)
         except ValidationError as exc:
             raise InvalidArgument("\n".join(_message(err) for err in exc.errors())) from None
+
+    @classmethod
+    def from_client(cls, arguments: dict[str, Any]) -> SearchRequest:
+        """Arguments a JSON client sent (the MCP tool): read leniently, refused the same way.
+
+        A client may send a number or a boolean as text (``"5"``, ``"true"``);
+        that is read as the number, as the MCP SDK always did. Everything
+        else, bounds included, is checked exactly as for the constructor.
+        """
+        token = _LENIENT.set(True)
+        try:
+            return cls(**arguments)
+        finally:
+            _LENIENT.reset(token)
 
     def replace(self, **changes: Any) -> SearchRequest:
         """A validated copy with ``changes`` applied (the original is left alone)."""
@@ -240,19 +259,6 @@ def base_type(info: FieldInfo) -> Any:
     return tp if origin is None or origin is Literal else origin
 
 
-def plain_annotation(tp: Any) -> Any:
-    """``tp`` with every ``Annotated`` layer removed (types only, no constraints)."""
-    origin = get_origin(tp)
-    if origin is Annotated:
-        return plain_annotation(get_args(tp)[0])
-    if origin is None or origin is Literal:
-        return tp
-    args = tuple(plain_annotation(a) for a in get_args(tp))
-    if origin in (Union, types.UnionType):
-        return Union[args]  # noqa: UP007 - a runtime-built union
-    return origin[args]
-
-
 def _unwrap(tp: Any) -> tuple[Any, list[Any]]:
     """``tp`` without ``| None`` and ``Annotated`` layers, plus the metadata those layers held."""
     metadata: list[Any] = []
@@ -295,10 +301,8 @@ def _describe(annotation: Any, field_metadata: list[Any]) -> str:
     return str(tp)
 
 
-_EXPECTED = {
-    "int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
-    "string_type": "a string", "list_type": "a list",
-}
+_EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false",
+             "string": "a string", "list": "a list"}
 
 
 def _message(err: Any) -> str:
@@ -321,7 +325,7 @@ def _message(err: Any) -> str:
     elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         problem = f"{value!r} is out of range"
     else:
-        wanted = _EXPECTED.get(kind, "another value")
+        wanted = _EXPECTED.get(kind.split("_")[0], "another value")
         problem = f"expected {wanted}, got {type(value).__name__} {_short(value)}"
     return f"{where}: {problem}; accepted: {accepted(name) if name in SearchRequest.model_fields else '?'}"
 

@@ -33,7 +33,7 @@ from groove.errors import GrooveError, NotFound, PathRefused
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
-from groove.search.request import SearchRequest, field_help, plain_annotation
+from groove.search.request import SearchRequest, field_help
 from groove.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -131,14 +131,16 @@ def _opt_text(value: str | None) -> str | None:
 
 
 def search_signature() -> inspect.Signature:
-    """The ``search`` tool's parameters: one per :class:`SearchRequest` field, types only.
+    """The ``search`` tool's parameters: one per :class:`SearchRequest` field.
 
-    The SDK checks only the JSON types (and still accepts a number sent as a
-    string); the bounds are the model's, so the refusal reads like the CLI's.
+    The SDK validates nothing here (every type is ``Any``), so every refusal,
+    a wrong type included, is the model's and reads like the CLI's. Only a
+    ``str`` field keeps its type: the SDK would otherwise decode a text that
+    happens to be JSON (a query ``["x"]`` or ``true``) before we see it.
     """
     return inspect.Signature([
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                          annotation=plain_annotation(info.annotation),
+                          annotation=str if info.annotation is str else Any,
                           default=inspect.Parameter.empty if info.is_required() else info.default)
         for name, info in SearchRequest.model_fields.items()
     ], return_annotation=dict[str, Any])
@@ -163,7 +165,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     kb = state.kb
 
     async def search(**arguments: Any) -> dict[str, Any]:
-        request = SearchRequest(**arguments)
+        request = SearchRequest.from_client(arguments)
         # One worker-thread hop does the search and the JSON shaping: the event
         # loop only moves bytes (docs/deployment.md, "Latency").
         return await anyio.to_thread.run_sync(lambda: with_uris(kb, kb.search(request)))
