@@ -172,15 +172,17 @@ OLD = {"fusion": {"method": "rrf"}, "max_chunks_per_document": 0}
 def rows(defaults: dict[str, Any], old_confidence: dict[str, Any], new_confidence: dict[str, Any]
          ) -> list[tuple[str, bool, bool, dict[str, Any], dict[str, Any]]]:
     convex = {"fusion": {"method": "convex", "vector_weight": defaults["vector_weight"]}}
-    cap = {"max_chunks_per_document": defaults["max_chunks_per_document"]}
+    cap = {"max_chunks_per_document": defaults["max_chunks_per_document"] or 2}
+    default_cap = {"max_chunks_per_document": defaults["max_chunks_per_document"]}
     return [
         ("baseline (before)", False, False, {**OLD, **old_confidence}, {}),
         ("+ contextual embedding", True, False, {**OLD, **old_confidence}, {}),
         ("+ stub folding", False, True, {**OLD, **old_confidence}, {}),
         ("+ convex fusion", False, False, {**OLD, **convex, **old_confidence}, {}),
-        ("+ per-document cap", False, False, {**OLD, **cap, **old_confidence}, {}),
+        (f"+ per-document cap ({cap['max_chunks_per_document']})", False, False,
+         {**OLD, **cap, **old_confidence}, {}),
         ("+ new low_confidence", False, False, {**OLD, **new_confidence}, {}),
-        ("all together (defaults)", True, True, {**OLD, **convex, **cap, **new_confidence}, {}),
+        ("all together (defaults)", True, True, {**OLD, **convex, **default_cap, **new_confidence}, {}),
     ]
 
 
@@ -206,7 +208,7 @@ def main() -> None:
     from groove.config.model import FusionConfig, SearchConfig
 
     defaults = {"vector_weight": FusionConfig().vector_weight,
-                "max_chunks_per_document": SearchConfig().max_chunks_per_document or 2}
+                "max_chunks_per_document": SearchConfig().max_chunks_per_document}
     old_conf, new_conf = confidence_settings()
     real = get_embedder("multilingual-e5-small")
     embedder = CachingEmbedder(real, CACHE / "embeddings.npz")

@@ -21,15 +21,16 @@ def test_default_output_is_json(kb_dir, run):
     assert result.exit_code == 0, result.stderr
     graph = json.loads(result.stdout)
     assert graph["nodes"][0]["path"] == "rust/async.md"
-    assert {n["path"] for n in graph["nodes"][1:]} == {"rust/tokio.md", "food/bread.md"}
-    assert graph["stats"]["total_nodes"] == 3 and graph["truncated"] is False
+    # Floor 0 on the calibrated scale is "as similar as unrelated notes": bread is below it.
+    assert {n["path"] for n in graph["nodes"][1:]} == {"rust/tokio.md"}
+    assert graph["stats"]["total_nodes"] == 2 and graph["truncated"] is False
 
 
 def test_max_nodes_and_exclude_path_flags(kb_dir, run):
     result = run("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md", "--min-similarity",
                  "0", "--max-nodes", "2", "--exclude-path", "rust/tokio.md")
     graph = json.loads(result.stdout)
-    assert [n["path"] for n in graph["nodes"]] == ["rust/async.md", "food/bread.md"]
+    assert [n["path"] for n in graph["nodes"]] == ["rust/async.md"]  # bread is unrelated
     assert graph["truncated"] is False  # nothing else was eligible
 
 

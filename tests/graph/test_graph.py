@@ -156,7 +156,8 @@ def test_depth_and_fan_out_shape_the_breadth_first_walk(kb):
     assert _paths(graph) == ["start.md", "a.md", "b.md", "c.md"]
     assert [n["depth"] for n in nodes] == [0, 1, 2, 3]
     assert [n["parent_id"] for n in nodes] == [None] + [n["id"] for n in nodes[:-1]]
-    assert nodes[1]["score"] == pytest.approx(math.cos(math.radians(20)), abs=1e-4)
+    # Calibrated: the median cosine between different documents here is cos 60° = 0.5.
+    assert nodes[1]["score"] == pytest.approx((math.cos(math.radians(20)) - 0.5) / 0.5, abs=1e-4)
     assert nodes[1]["heading"] == "A" and nodes[1]["snippet"].startswith("Body of A in a.md.")
     assert graph["stats"] == {"seeds_used": 1, "knn_queries": 3, "total_nodes": 4}
     assert graph["truncated"] is False and "truncation" not in graph
@@ -176,9 +177,30 @@ def test_fan_out_zero_and_depth_zero_return_the_seeds_only(kb):
 
 def test_min_similarity_drops_weak_links(kb):
     graph = connection_graph(kb, start="start.md", depth=1, fan_out=20, min_similarity=0.8)
-    assert _paths(graph) == ["start.md", "a.md"]  # cos 20° = 0.94, cos 40° = 0.77
+    # Calibrated against the median unrelated cosine (0.5): cos 20° → 0.88, cos 40° → 0.53.
+    assert _paths(graph) == ["start.md", "a.md"]
     everything = connection_graph(kb, start="start.md", depth=1, fan_out=20, min_similarity=0.0)
-    assert "far.md" not in _paths(everything)  # cos 180° = -1 is below any floor
+    assert "far.md" not in _paths(everything)  # cos 180° = -1 is below the unrelated level
+    assert "d.md" not in _paths(everything)  # cos 80° = 0.17 too
+
+
+def test_the_unrelated_baseline_is_the_median_cosine_between_different_documents(kb, store):
+    from groove.graph.walk import unrelated_baseline
+
+    ids, matrix = store.load_vectors()
+    docs = np.array([{1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 6: 5}[int(i)] for i in ids])
+    # Pairs of the angles 0, 20, 40, 60, 80, 180: the 8th of 15 cosines is cos 60° = 0.5.
+    assert unrelated_baseline(matrix, docs) == pytest.approx(0.5, abs=1e-6)
+    assert unrelated_baseline(matrix, np.zeros(len(ids), dtype=np.int64)) == 0.0  # no pair
+
+
+def test_dedup_by_path_draws_the_start_document_once(kb, store):
+    _write(store, "pair.md", [("P1", 15.0), ("P2", 25.0)])
+    graph = connection_graph(kb, start="pair.md", dedup_by_path=True, depth=1, fan_out=2,
+                             min_similarity=0.0)
+    paths = _paths(graph)
+    assert paths[0] == "pair.md" and paths.count("pair.md") == 1
+    assert len(paths) == len(set(paths))
 
 
 def test_category_topic_and_exclude_paths_filter_neighbours(kb):
@@ -225,8 +247,8 @@ def test_node_budget_truncation_is_reported_when_a_node_was_dropped(kb):
 
 
 def test_a_budget_reached_exactly_is_not_a_truncation(kb):
-    # Only a.md is within 0.9 of start, so start + a fill a budget of 2 with nothing left over.
-    graph = connection_graph(kb, start="start.md", depth=1, fan_out=5, min_similarity=0.9,
+    # Only a.md is within 0.85 of start (calibrated 0.879), so start + a fill a budget of 2.
+    graph = connection_graph(kb, start="start.md", depth=1, fan_out=5, min_similarity=0.85,
                              max_nodes=2)
     assert _paths(graph) == ["start.md", "a.md"]
     assert graph["truncated"] is False and "truncation" not in graph
@@ -299,7 +321,7 @@ def test_text_output_is_blocks_separated_by_dashes(kb):
     graph = connection_graph(kb, start="start.md", depth=1, fan_out=2, min_similarity=0.0)
     blocks = render_text(graph).split("\n---\n")
     assert len(blocks) == 1 + len(graph["nodes"])
-    assert blocks[2].startswith("path: a.md\nheading: A\nscore: 0.940")
+    assert blocks[2].startswith("path: a.md\nheading: A\nscore: 0.879")
 
 
 # --- with the real model --------------------------------------------------------------

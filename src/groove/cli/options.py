@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from groove.config import GOLDEN_FILENAME
@@ -95,10 +96,13 @@ def format_option(*choices: str, default: str) -> Decorator:
                         show_default=True, help="Output format.")
 
 
-def _search_flag(name: str, info: FieldInfo) -> Decorator:
-    """The click option of one :class:`SearchRequest` field (flag, type and help from the model)."""
+def model_flag(name: str, info: FieldInfo, model: type[BaseModel] = SearchRequest) -> Decorator:
+    """The click option of one argument-model field (flag, type and help from the model).
+
+    Every option defaults to None ("not given"), so the model's own default applies.
+    """
     kind = base_type(info)
-    flag, help_text = flag_name(name), field_help(name)
+    flag, help_text = flag_name(name, model), field_help(name, model)
     if kind is bool and info.default is False:
         return click.option(flag, name, is_flag=True, default=None, help=help_text)
     if kind is bool:
@@ -134,7 +138,7 @@ def search_options(func: Callable[..., Any] | None = None, *,
     decorated = click.option("--reranker", default=None,
                              help=f"Reranker id (overrides groove.toml): {RERANKERS.accepted()}.")(decorated)
     for name, info in reversed(fields.items()):
-        decorated = _search_flag(name, info)(decorated)
+        decorated = model_flag(name, info)(decorated)
     return decorated
 
 

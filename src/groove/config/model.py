@@ -163,9 +163,9 @@ MAX_CHUNKS_PER_DOCUMENT = 100
 
 
 class FusionConfig(_Section):
-    method: FusionMethod = Field("rrf", description='"rrf" or "convex"')
+    method: FusionMethod = Field("convex", description='"rrf" or "convex"')
     vector_weight: float = Field(
-        0.5, ge=0.0, le=1.0, description="a number in [0, 1] (convex fusion's weight on the vector leg)"
+        0.7, ge=0.0, le=1.0, description="a number in [0, 1] (convex fusion's weight on the vector leg)"
     )
     rrf_k: float = Field(60.0, gt=0.0, le=10_000.0, description="a number in (0, 10000]")
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")

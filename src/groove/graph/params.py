@@ -1,14 +1,23 @@
-"""Connection-graph arguments: bounds, defaults and their validation (see docs/graph.md).
-"""
+"""Connection-graph arguments: one pydantic model for the library, the CLI and the MCP tool.
 
+:class:`GraphParams` holds every bound, default and help text once (docs/graph.md).
+``groove graph`` derives its flags from the fields, the MCP
+``get_connection_graph`` tool its input schema (no union types) and
+:func:`groove.graph.connection_graph` validates through it, so the three can
+no longer disagree (``depth: 0`` — seeds only — is accepted everywhere).
+A refusal names the argument, what was wrong and what is accepted, in the
+same words as the search request's (:mod:`groove.search.request`); pydantic's
+own text never reaches a user. Path arguments go through the one lexical path
+gate (:func:`groove.paths.check_rel_path`), which raises ``PathRefused``.
+"""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from groove.errors import InvalidArgument
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from groove.search.request import Flag, Utf8Text, argument_errors
 
 DEPTH_MAX = 3
 FAN_OUT_MAX = 20
@@ -19,104 +28,83 @@ PATH_ARG_MAX_BYTES = 1024
 SNIPPET_CHARS = 200
 SEED_STRATEGIES = {"all_chunks": "all_chunks", "all-chunks": "all_chunks", "centroid": "centroid"}
 
-
-@dataclass(frozen=True)
-class GraphParams:
-    """The validated, normalised arguments of one graph request."""
-
-    start: str
-    depth: int
-    fan_out: int
-    min_similarity: float
-    seed_strategy: str
-    max_seed_chunks: int
-    max_nodes: int
-    dedup_by_path: bool
-    category: str | None
-    topic: str | None
-    exclude_paths: tuple[str, ...]
+TextArg = Annotated[str, Utf8Text(PATH_ARG_MAX_BYTES)]
 
 
-# --- argument checks --------------------------------------------------------------
-def _int_arg(name: str, value: Any, low: int, high: int, note: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidArgument(
-            f"{name} must be an integer in {low}..{high}{note}, got {value!r}"
-        )
-    return value
-
-
-def _path_arg(name: str, value: Any) -> str:
-    """A relative POSIX path inside kb_path, checked by the one lexical path gate."""
+def _gated(value: str, what: str) -> str:
+    """The length bound (InvalidArgument), then the lexical path gate (PathRefused)."""
     from groove.paths import check_rel_path
 
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidArgument(f"{name} must be a non-empty relative path, got {value!r}")
     if len(value.encode("utf-8", "surrogatepass")) > PATH_ARG_MAX_BYTES:
-        raise InvalidArgument(f"{name} must be at most {PATH_ARG_MAX_BYTES} bytes long")
-    return check_rel_path(value, what=name)
+        raise ValueError(f"is longer than {PATH_ARG_MAX_BYTES} UTF-8 bytes")
+    return check_rel_path(value, what=what)
 
 
-def _optional_text(name: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value.encode("utf-8", "surrogatepass")) > PATH_ARG_MAX_BYTES:
-        raise InvalidArgument(f"{name} must be a string of at most {PATH_ARG_MAX_BYTES} bytes")
-    return value
+class GraphParams(BaseModel):
+    """The validated, normalised arguments of one graph request."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+    start: str = Field(description="Path of the indexed document to start from, "
+                                       "relative to the knowledge base.")
+    depth: int = Field(2, ge=0, le=DEPTH_MAX, description="Breadth-first depth; 0 = the start "
+                                                          "document only.")
+    fan_out: int = Field(5, ge=0, le=FAN_OUT_MAX, description="Neighbours per node; 0 = the "
+                                                              "start document only.")
+    min_similarity: float = Field(
+        0.3, ge=0.0, le=1.0,
+        description="Similarity floor on the model's calibrated scale: 0 = as similar as "
+                    "unrelated notes usually are, 1 = identical (docs/graph.md).")
+    seed_strategy: Literal["all_chunks", "all-chunks", "centroid"] = Field(
+        "all_chunks", description="Seed from every chunk of the start document, or from "
+                                  "their centroid.")
+    max_seed_chunks: int = Field(32, ge=MAX_SEED_CHUNKS_RANGE[0], le=MAX_SEED_CHUNKS_RANGE[1],
+                                 description="Start-document chunks used as seeds.")
+    max_nodes: int = Field(100, ge=MAX_NODES_RANGE[0], le=MAX_NODES_RANGE[1],
+                           description="Node budget.")
+    dedup_by_path: bool = Field(False, description="One node per document (the start document "
+                                                   "included).")
+    category: TextArg | None = Field(None, description="Only neighbours of this category (exact).")
+    topic: TextArg | None = Field(None, description="Only neighbours of this topic (exact).")
+    exclude_paths: Annotated[list[str] | None, Flag("--exclude-path")] = Field(
+        None, max_length=EXCLUDE_PATHS_MAX,
+        description="Documents or folders to leave out, relative to the knowledge base.")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise argument_errors(exc, GraphParams) from None
+
+    @field_validator("start")
+    @classmethod
+    def _start_in_kb(cls, value: str) -> str:
+        return _gated(value, "start")
+
+    @field_validator("seed_strategy")
+    @classmethod
+    def _one_spelling(cls, value: str) -> str:
+        return SEED_STRATEGIES[value]
+
+    @field_validator("category", "topic", mode="before")
+    @classmethod
+    def _empty_text_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("exclude_paths", mode="before")
+    @classmethod
+    def _sequence_as_list(cls, value: Any) -> Any:
+        return list(value) if isinstance(value, tuple) else value
+
+    @field_validator("exclude_paths")
+    @classmethod
+    def _excludes_in_kb(cls, values: list[str] | None) -> list[str] | None:
+        if not values:
+            return None
+        kept = [_gated(v, "exclude_paths entry").rstrip("/") for v in values]
+        return [p for p in kept if p] or None
 
 
-def validate_graph_args(
-    *,
-    start: Any,
-    depth: Any = 2,
-    fan_out: Any = 5,
-    min_similarity: Any = 0.3,
-    seed_strategy: Any = "all_chunks",
-    max_seed_chunks: Any = 32,
-    max_nodes: Any = 100,
-    dedup_by_path: Any = False,
-    category: Any = None,
-    topic: Any = None,
-    exclude_paths: Any = None,
-) -> GraphParams:
+def validate_graph_args(**arguments: Any) -> GraphParams:
     """Check every bound (raising InvalidArgument / PathRefused) without touching the index."""
-    depth = _int_arg("depth", depth, 0, DEPTH_MAX)
-    fan_out = _int_arg("fan_out", fan_out, 0, FAN_OUT_MAX, " (0 = seed only)")
-    if (
-        isinstance(min_similarity, bool)
-        or not isinstance(min_similarity, (int, float))
-        or not math.isfinite(min_similarity)
-        or not 0.0 <= min_similarity <= 1.0
-    ):
-        raise InvalidArgument(f"min_similarity must be a number in [0, 1], got {min_similarity!r}")
-    if not isinstance(seed_strategy, str) or seed_strategy not in SEED_STRATEGIES:
-        raise InvalidArgument(
-            f"seed_strategy must be one of all_chunks (or all-chunks), centroid; got {seed_strategy!r}"
-        )
-    max_seed_chunks = _int_arg("max_seed_chunks", max_seed_chunks, *MAX_SEED_CHUNKS_RANGE)
-    max_nodes = _int_arg("max_nodes", max_nodes, *MAX_NODES_RANGE)
-    if not isinstance(dedup_by_path, bool):
-        raise InvalidArgument(f"dedup_by_path must be true or false, got {dedup_by_path!r}")
-    excludes: list[str] = []
-    if exclude_paths is not None:
-        if isinstance(exclude_paths, str) or not isinstance(exclude_paths, (list, tuple)):
-            raise InvalidArgument("exclude_paths must be a list of relative paths")
-        if len(exclude_paths) > EXCLUDE_PATHS_MAX:
-            raise InvalidArgument(
-                f"exclude_paths accepts at most {EXCLUDE_PATHS_MAX} entries, got {len(exclude_paths)}"
-            )
-        excludes = [_path_arg("exclude_paths entry", p).rstrip("/") for p in exclude_paths]
-    return GraphParams(
-        start=_path_arg("start", start),
-        depth=depth,
-        fan_out=fan_out,
-        min_similarity=float(min_similarity),
-        seed_strategy=SEED_STRATEGIES[seed_strategy],
-        max_seed_chunks=max_seed_chunks,
-        max_nodes=max_nodes,
-        dedup_by_path=dedup_by_path,
-        category=_optional_text("category", category),
-        topic=_optional_text("topic", topic),
-        exclude_paths=tuple(p for p in excludes if p),
-    )
-
+    return GraphParams(**arguments)

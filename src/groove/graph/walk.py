@@ -25,7 +25,6 @@ from groove.graph.params import (
     MAX_SEED_CHUNKS_RANGE,
     SNIPPET_CHARS,
     GraphParams,
-    validate_graph_args,
 )
 from groove.models import ChunkRow
 
@@ -49,6 +48,7 @@ class _Snapshot:
     quality: np.ndarray  # float64 [n]
     binary: np.ndarray  # bool [n]
     docs: dict[int, tuple[str, str | None, str | None]]  # doc id -> (path, category, topic)
+    baseline: float  # median cosine between chunks of different documents (see calibrate)
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, _Snapshot] = weakref.WeakKeyDictionary()
@@ -78,10 +78,44 @@ def _snapshot(store: Store) -> _Snapshot:
         quality=np.fromiter((row.quality for row in meta), dtype=np.float64, count=len(meta)),
         binary=np.fromiter((row.binary_format for row in meta), dtype=bool, count=len(meta)),
         docs={row.doc_id: (row.path, row.category, row.topic) for row in meta},
+        baseline=unrelated_baseline(matrix, np.fromiter((row.doc_id for row in meta),
+                                                        dtype=np.int64, count=len(meta))),
     )
     with _CACHE_LOCK:
         _CACHE[store] = snap
     return snap
+
+
+# --- similarity calibration ---------------------------------------------------------
+#: Chunks sampled (deterministically) to estimate how similar unrelated text is.
+BASELINE_SAMPLE = 256
+
+
+def unrelated_baseline(matrix: np.ndarray, doc_ids: np.ndarray) -> float:
+    """The median cosine between chunks of *different* documents in this index.
+
+    It is the model's (and the folder's) "unrelated" level: multilingual-e5
+    puts it near 0.8, other models near 0.1. Computed once per index
+    generation from at most BASELINE_SAMPLE chunks; 0 when there is no pair.
+    """
+    if len(matrix) < 2:
+        return 0.0
+    rows = np.random.default_rng(0).permutation(len(matrix))[:BASELINE_SAMPLE]
+    sims = matrix[rows] @ matrix[rows].T
+    other = doc_ids[rows][:, None] != doc_ids[rows][None, :]
+    values = sims[other]
+    return float(np.median(values)) if values.size else 0.0
+
+
+def calibrated(cosine: np.ndarray | float, baseline: float) -> np.ndarray | float:
+    """``(cos − baseline) / (1 − baseline)``: 0 = unrelated-level, 1 = identical.
+
+    ``min_similarity`` (≥ 0) and node scores are on this scale (docs/graph.md),
+    so 0.3 means "clearly more related than unrelated notes" for every model,
+    and a floor of 0 still leaves out what is less similar than unrelated notes.
+    """
+    span = max(1e-6, 1.0 - baseline)
+    return (np.asarray(cosine) - baseline) / span
 
 
 # --- the walk ---------------------------------------------------------------------
@@ -97,8 +131,8 @@ def _hidden(row: ChunkRow, floor: float | None) -> bool:
     return floor is not None and not row.binary_format and row.quality < floor
 
 
-def _excluded(path: str, excludes: tuple[str, ...]) -> bool:
-    return any(path == e or path.startswith(e + "/") for e in excludes)
+def _excluded(path: str, excludes: list[str] | None) -> bool:
+    return any(path == e or path.startswith(e + "/") for e in excludes or ())
 
 
 def _eligible_mask(snap: _Snapshot, params: GraphParams, start_doc_id: int,
@@ -162,7 +196,7 @@ class _Walk:
     def neighbours(self, vector: np.ndarray) -> Iterator[tuple[int, float]]:
         """Eligible rows not yet taken, most similar first, down to ``min_similarity``."""
         self.knn_queries += 1
-        scores = self.snap.matrix @ vector
+        scores = calibrated(self.snap.matrix @ vector, self.snap.baseline)
         valid = self.eligible & (scores >= self.params.min_similarity - 1e-6)
         taken = len(self.rows_taken)
         for row in _ranked(scores, valid, self.params.fan_out * 4 + taken + 16):
@@ -213,27 +247,14 @@ def _expand(walk: _Walk, frontier: list[tuple[dict[str, Any], np.ndarray]], dept
     return nxt
 
 
-def connection_graph(
-    kb: KnowledgeBase,
-    *,
-    start: str,
-    depth: int = 2,
-    fan_out: int = 5,
-    min_similarity: float = 0.3,
-    seed_strategy: str = "all_chunks",
-    max_seed_chunks: int = 32,
-    max_nodes: int = 100,
-    dedup_by_path: bool = False,
-    category: str | None = None,
-    topic: str | None = None,
-    exclude_paths: list[str] | None = None,
-) -> dict[str, Any]:
-    """The connection graph around ``start`` as a JSON-ready dict (docs/graph.md)."""
-    params = validate_graph_args(
-        start=start, depth=depth, fan_out=fan_out, min_similarity=min_similarity,
-        seed_strategy=seed_strategy, max_seed_chunks=max_seed_chunks, max_nodes=max_nodes,
-        dedup_by_path=dedup_by_path, category=category, topic=topic, exclude_paths=exclude_paths,
-    )
+def connection_graph(kb: KnowledgeBase, params: GraphParams | None = None,
+                     **arguments: Any) -> dict[str, Any]:
+    """The connection graph around ``start`` as a JSON-ready dict (docs/graph.md).
+
+    Pass a :class:`GraphParams` or its fields as keyword arguments (checked
+    before the index is touched).
+    """
+    params = params if params is not None else GraphParams(**arguments)
     with kb.reading() as store:
         doc = store.get_document(params.start)
         if doc is None:
@@ -263,13 +284,18 @@ def _walk(snap: _Snapshot, params: GraphParams, doc: Any, seeds: list[int],
         seeds = seeds[: params.max_seed_chunks]
     walk = _Walk(snap, params, eligible)
     frontier: list[tuple[dict[str, Any], np.ndarray]] = []
+    root = {"id": f"doc:{doc.path}", "parent_id": None, "depth": 0, "score": 1.0,
+            "path": doc.path, "heading": None, "chunk_id": snap.meta[seeds[0]].id if seeds else None}
     if params.seed_strategy == "centroid" and seeds:
         centroid = snap.matrix[seeds].mean(axis=0)
         norm = float(np.linalg.norm(centroid))
-        root = {"id": f"doc:{doc.path}", "parent_id": None, "depth": 0, "score": 1.0,
-                "path": doc.path, "heading": None, "chunk_id": snap.meta[seeds[0]].id}
         walk.add(root)
         frontier.append((root, centroid / norm if norm > 0 else centroid))
+        seeds_used = len(seeds)
+    elif params.dedup_by_path and seeds:
+        # One node for the start document; every seed chunk still searches from it.
+        walk.add(root)
+        frontier.extend((root, snap.matrix[row]) for row in seeds)
         seeds_used = len(seeds)
     else:
         for row in seeds:

@@ -172,7 +172,7 @@ class SearchRequest(BaseModel):
             self.__pydantic_validator__.validate_python(
                 data, self_instance=self, strict=False if _LENIENT.get() else None)
         except ValidationError as exc:
-            raise InvalidArgument("\n".join(_message(err) for err in exc.errors())) from None
+            raise argument_errors(exc, SearchRequest) from None
 
     @classmethod
     def from_client(cls, arguments: dict[str, Any]) -> SearchRequest:
@@ -232,22 +232,26 @@ def validate_request(request: SearchRequest) -> SearchRequest:
 # --------------------------------------------------------------------------- field facts
 
 
-def field_help(name: str) -> str:
-    """A field's description plus what it accepts (and its default when it has a fixed one)."""
-    info = SearchRequest.model_fields[name]
+def field_help(name: str, model: type[BaseModel] | None = None) -> str:
+    """A field's description plus what it accepts (and its default when it has a fixed one).
+
+    ``model`` is :class:`SearchRequest` unless another argument model (the
+    graph's) uses the same wording.
+    """
+    info = (model or SearchRequest).model_fields[name]
     default = "" if info.default in (None, False) or info.is_required() else f"; default {info.default}"
-    return f"{info.description} Accepted: {accepted(name)}{default}."
+    return f"{info.description} Accepted: {accepted(name, model)}{default}."
 
 
-def accepted(name: str) -> str:
+def accepted(name: str, model: type[BaseModel] | None = None) -> str:
     """What a field accepts, in words, derived from its type and constraints."""
-    info = SearchRequest.model_fields[name]
+    info = (model or SearchRequest).model_fields[name]
     return _describe(info.annotation, info.metadata)
 
 
-def flag_name(name: str) -> str:
+def flag_name(name: str, model: type[BaseModel] | None = None) -> str:
     """The command-line flag of a field."""
-    info = SearchRequest.model_fields[name]
+    info = (model or SearchRequest).model_fields[name]
     flags = [m for m in info.metadata if isinstance(m, Flag)]
     return flags[0].name if flags else "--" + name.replace("_", "-")
 
@@ -305,12 +309,18 @@ _EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false",
              "string": "a string", "list": "a list"}
 
 
-def _message(err: Any) -> str:
+def argument_errors(exc: ValidationError, model: type[BaseModel]) -> InvalidArgument:
+    """A model's validation failure as one InvalidArgument, a line per argument."""
+    return InvalidArgument("\n".join(_message(err, model) for err in exc.errors()))
+
+
+def _message(err: Any, model: type[BaseModel] | None = None) -> str:
     """One pydantic error as ``name: what was wrong; accepted: what is accepted``."""
+    model = model or SearchRequest
     loc = err["loc"]
     name = str(loc[0]) if loc else "request"
     if err["type"] == "extra_forbidden":
-        return f"{name}: unknown argument; accepted: {', '.join(SearchRequest.model_fields)}"
+        return f"{name}: unknown argument; accepted: {', '.join(model.model_fields)}"
     where = name if len(loc) == 1 else f"{name} entry"
     value = err.get("input")
     kind = err["type"]
@@ -327,7 +337,7 @@ def _message(err: Any) -> str:
     else:
         wanted = _EXPECTED.get(kind.split("_")[0], "another value")
         problem = f"expected {wanted}, got {type(value).__name__} {_short(value)}"
-    return f"{where}: {problem}; accepted: {accepted(name) if name in SearchRequest.model_fields else '?'}"
+    return f"{where}: {problem}; accepted: {accepted(name, model) if name in model.model_fields else '?'}"
 
 
 def _short(value: Any) -> str:

@@ -23,13 +23,14 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from groove.errors import GrooveError, NotFound, PathRefused
+from groove.graph.params import GraphParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
@@ -130,8 +131,8 @@ def _opt_text(value: str | None) -> str | None:
     return value if value else None
 
 
-def search_signature() -> inspect.Signature:
-    """The ``search`` tool's parameters: one per :class:`SearchRequest` field.
+def model_signature(model: type[BaseModel] = SearchRequest) -> inspect.Signature:
+    """A tool's parameters: one per field of its argument model, types only.
 
     The SDK validates nothing here (every type is ``Any``), so every refusal,
     a wrong type included, is the model's and reads like the CLI's. Only a
@@ -142,18 +143,19 @@ def search_signature() -> inspect.Signature:
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                           annotation=str if info.annotation is str else Any,
                           default=inspect.Parameter.empty if info.is_required() else info.default)
-        for name, info in SearchRequest.model_fields.items()
+        for name, info in model.model_fields.items()
     ], return_annotation=dict[str, Any])
 
 
-def search_input_schema() -> dict[str, Any]:
-    """The advertised ``search`` schema, generated from :class:`SearchRequest` (no unions)."""
-    schema = SearchRequest.model_json_schema()
+def model_input_schema(model: type[BaseModel] = SearchRequest,
+                       title: str = "searchArguments") -> dict[str, Any]:
+    """The advertised schema of a tool, generated from its argument model (no unions)."""
+    schema = model.model_json_schema()
     schema.pop("additionalProperties", None)
     schema.pop("description", None)
-    schema["title"] = "searchArguments"
+    schema["title"] = title
     for name, prop in schema["properties"].items():
-        prop["description"] = field_help(name)
+        prop["description"] = field_help(name, model)
     return plain_schema(schema)
 
 
@@ -170,7 +172,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         # loop only moves bytes (docs/deployment.md, "Latency").
         return await anyio.to_thread.run_sync(lambda: with_uris(kb, kb.search(request)))
 
-    search.__signature__ = search_signature()  # type: ignore[attr-defined]
+    search.__signature__ = model_signature(SearchRequest)  # type: ignore[attr-defined]
 
     async def get_document(
         path: Annotated[str, Field(description="Document path relative to the KB root, as in search results.")],
@@ -181,31 +183,15 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     async def list_topics() -> dict[str, Any]:
         return await anyio.to_thread.run_sync(topics_json, kb)
 
-    async def get_connection_graph(
-        start: Annotated[str, Field(description="Path of the document to start from.")],
-        depth: Annotated[int, Field(ge=1, le=3, description="BFS depth, 1..3.")] = 2,
-        fan_out: Annotated[int, Field(ge=0, le=20, description="Neighbours per node, 0..20 (0 = seeds only).")] = 5,
-        min_similarity: Annotated[float, Field(ge=0.0, le=1.0, description="Cosine floor in [0,1].")] = 0.3,
-        seed_strategy: Annotated[Literal["all_chunks", "all-chunks", "centroid"], Field(description="Seed from every chunk of the start document, or from their centroid.")] = "all_chunks",
-        max_seed_chunks: Annotated[int, Field(ge=1, le=1000, description="Seed chunks used, 1..1000.")] = 32,
-        max_nodes: Annotated[int, Field(ge=1, le=2000, description="Node budget, up to 2000.")] = 100,
-        dedup_by_path: Annotated[bool, Field(description="At most one node per document.")] = False,
-        category: Annotated[str | None, Field(description="Only neighbours of this category.")] = None,
-        topic: Annotated[str | None, Field(description="Only neighbours of this topic.")] = None,
-        exclude_paths: Annotated[list[str] | None, Field(description="Paths to leave out (≤ 64).")] = None,
-    ) -> dict[str, Any]:
+    async def get_connection_graph(**arguments: Any) -> dict[str, Any]:
         try:
             from groove.graph import connection_graph
         except ImportError:
             raise ToolError("get_connection_graph is not available in this build") from None
-        start = check_rel_path(start, what="start")
-        excludes = [check_rel_path(p, what="exclude_paths entry") for p in exclude_paths or []]
-        return await anyio.to_thread.run_sync(functools.partial(
-            connection_graph, kb, start=start, depth=depth, fan_out=fan_out,
-            min_similarity=min_similarity, seed_strategy=seed_strategy,
-            max_seed_chunks=max_seed_chunks, max_nodes=max_nodes, dedup_by_path=dedup_by_path,
-            category=_opt_text(category), topic=_opt_text(topic), exclude_paths=excludes or None,
-        ))
+        params = GraphParams(**arguments)  # bounds and the path gate, before any work
+        return await anyio.to_thread.run_sync(functools.partial(connection_graph, kb, params))
+
+    get_connection_graph.__signature__ = model_signature(GraphParams)  # type: ignore[attr-defined]
 
     async def get_best_practice(
         target: Annotated[str, Field(description="What the best practice is about; substituted into the configured path templates.")],
@@ -225,11 +211,13 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
                 "paths. low_confidence=true means the query's meaning (embedding) and its words "
                 "(full text) point at different documents: treat it as 'the knowledge base "
                 "probably does not answer this'.",
-        schema=search_input_schema())
+        schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}).")
     add(list_topics, "Categories and topics in the knowledge base, with document counts.")
-    add(get_connection_graph, "Documents related to a start document, by embedding similarity (BFS).")
+    add(get_connection_graph, "Documents related to a start document, by embedding similarity "
+                              "(BFS, similarity calibrated to the model).",
+        schema=model_input_schema(GraphParams, "get_connection_graphArguments"))
     add(get_best_practice, "The best-practice document for a target, from the configured path templates.")
     add(rebuild_index, "Bring the index up to date with the files (one run at a time).")
 
