@@ -362,3 +362,35 @@ def test_svg_is_well_formed_for_any_text(items, truncated):
     assert len(groups) == len(nodes)
     dot = render_dot(graph)
     assert dot.count('" -> "') == len(nodes) - 1  # label quotes are escaped, so only edges
+
+
+# --- one argument model for library, CLI and MCP ---------------------------------------
+def test_every_graph_argument_is_a_cli_flag_and_an_mcp_property_with_the_same_bounds():
+    from click.testing import CliRunner
+
+    from groove.cli import cli
+    from groove.cli.graph_cmd import graph_command  # registers the command
+    from groove.graph.params import GraphParams
+    from groove.server.tools import model_input_schema
+
+    schema = model_input_schema(GraphParams, "get_connection_graphArguments")
+    assert set(schema["properties"]) == set(GraphParams.model_fields)
+    assert all("anyOf" not in prop for prop in schema["properties"].values())  # no unions
+    assert schema["properties"]["depth"]["minimum"] == 0  # depth 0 everywhere now
+    assert schema["required"] == ["start"]
+    assert graph_command.name == "graph"
+    help_text = CliRunner().invoke(cli, ["graph", "--help"]).output
+    for flag in ("--depth", "--fan-out", "--min-similarity", "--seed-strategy",
+                 "--max-seed-chunks", "--max-nodes", "--dedup-by-path", "--category", "--topic",
+                 "--exclude-path"):
+        assert flag in help_text
+    assert "an integer 0..3" in help_text
+
+
+def test_refusals_name_the_argument_without_pydantic_text(kb):
+    with pytest.raises(InvalidArgument) as info:
+        connection_graph(kb, start="start.md", depth=4, fan_out="x")
+    text = str(info.value)
+    assert "depth: 4 is out of range; accepted: an integer 0..3" in text
+    assert "fan_out: expected an integer" in text
+    assert "pydantic" not in text and "errors.pydantic.dev" not in text

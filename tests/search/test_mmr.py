@@ -83,11 +83,12 @@ def dupes(fixed: Corpus) -> Corpus:
 
 
 def test_pipeline_mmr_changes_membership_not_scores(dupes: Corpus) -> None:
-    plain = dupes.search("widget install", limit=3, mmr=False)
+    # This fixture is shaped for rank fusion: near-duplicates tie closely under RRF.
+    plain = dupes.search("widget install", limit=3, mmr=False, fusion="rrf")
     assert dupes.paths(plain) == ["dup.md"] * 3
-    diverse = dupes.search("widget install", limit=3, mmr=True, mmr_lambda=0.3)
+    diverse = dupes.search("widget install", limit=3, mmr=True, mmr_lambda=0.3, fusion="rrf")
     assert dupes.paths(diverse).count("dup.md") < 3  # a near-duplicate made way
-    full = {h.chunk_id: h.score for h in dupes.search("widget install", limit=10).results}
+    full = {h.chunk_id: h.score for h in dupes.search("widget install", limit=10, fusion="rrf").results}
     for hit in diverse.results:
         assert hit.score == full[hit.chunk_id]
     assert diverse.results[0].chunk_id == plain.results[0].chunk_id

@@ -216,11 +216,11 @@ def test_every_field_is_a_cli_flag_and_an_mcp_property_with_the_model_bounds(tmp
 
     from groove.cli import _register_commands, cli
     from groove.search.request import accepted, flag_name
-    from groove.server.tools import search_input_schema
+    from groove.server.tools import model_input_schema
 
     _register_commands()
     help_text = " ".join(CliRunner().invoke(cli, ["search", "--help"], terminal_width=500).stdout.split())
-    schema = search_input_schema()
+    schema = model_input_schema(SearchRequest)
     model_schema = SearchRequest.model_json_schema()["properties"]
     assert list(schema["properties"]) == list(SearchRequest.model_fields)
     assert schema["required"] == ["query"]

@@ -107,7 +107,7 @@ def unrelated_baseline(matrix: np.ndarray, doc_ids: np.ndarray) -> float:
     return float(np.median(values)) if values.size else 0.0
 
 
-def calibrated(cosine: np.ndarray | float, baseline: float) -> np.ndarray | float:
+def calibrated(cosine: np.ndarray, baseline: float) -> np.ndarray:
     """``(cos − baseline) / (1 − baseline)``: 0 = unrelated-level, 1 = identical.
 
     ``min_similarity`` (≥ 0) and node scores are on this scale (docs/graph.md),
