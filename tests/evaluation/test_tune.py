@@ -19,7 +19,8 @@ OTHER = FusionParams(10.0, 4.0, 0.5, 1.0)
 
 def test_default_grid_is_the_spec_sweep_and_contains_the_defaults(tmp_path):
     grid = default_grid()
-    assert len(grid) == 4 * 3 * 2 * 1
+    assert len(grid) == 4 * 3 * 2 * 1 + 3 * 3 * 2 * 1  # RRF × rrf_k, convex × vector_weight
+    assert {p.method for p in grid} == {"rrf", "convex"}
     assert params_of(load_config(kb_path=tmp_path, cwd=tmp_path)) == BASE
     assert BASE in grid
 
@@ -101,7 +102,7 @@ def test_sweep_embeds_each_query_once_and_prints_a_paste_ready_block(tmp_path):
     assert report.cv.baseline_mrr == 0.5 and report.cv.cv_mrr == 1.0
     assert report.recommendation is not None and report.recommendation.rrf_k == 10.0
     text = report.render_text()
-    assert "[search.fusion]\nrrf_k = 10.0\n" in text
+    assert '[search.fusion]\nmethod = "rrf"\nvector_weight = 0.70\nrrf_k = 10.0\n' in text
     assert report.to_json()["recommendation"]["rrf_k"] == 10.0
 
 

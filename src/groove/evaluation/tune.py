@@ -1,6 +1,8 @@
 """`groove tune`: sweep the fusion parameters over the golden set (docs/evaluation.md, 'Tuning').
 
-The grid is ``rrf_k`` × the three bm25 column weights. Choosing the best cell
+The grid is both fusion methods with their own knob — RRF × ``rrf_k``, convex
+× ``vector_weight`` — each × the bm25 heading and context weights (the knob
+the other method ignores stays at its default). Choosing the best cell
 on the same queries that score it would flatter the winner, so the choice is
 judged by *nested leave-one-query-out* cross-validation: for every query, the
 best cell is picked on the other n−1 queries and scored on the held-out one.
@@ -47,6 +49,10 @@ RRF_K_VALUES = (10.0, 30.0, 60.0, 100.0)
 HEADING_WEIGHTS = (1.0, 2.0, 4.0)
 CONTEXT_WEIGHTS = (0.5, 1.0)
 CONTENT_WEIGHTS = (1.0,)
+VECTOR_WEIGHTS = (0.5, 0.7, 0.9)
+#: The value of the knob a method ignores (rrf_k for convex, vector_weight for RRF).
+IDLE_RRF_K = 60.0
+IDLE_VECTOR_WEIGHT = 0.7
 #: Search depth per query; a relevant hit deeper than this counts as reciprocal rank 0.
 SEARCH_DEPTH = 10
 #: The cross-validated MRR must beat the current settings by more than this to recommend a change.
@@ -59,14 +65,20 @@ class FusionParams:
     bm25_heading_weight: float
     bm25_context_weight: float
     bm25_content_weight: float
+    method: str = "convex"
+    vector_weight: float = IDLE_VECTOR_WEIGHT
 
     def label(self) -> str:
-        return (f"rrf_k={self.rrf_k:g} heading={self.bm25_heading_weight:g} "
+        knob = (f"w={self.vector_weight:g}" if self.method == "convex"
+                else f"rrf_k={self.rrf_k:g}")
+        return (f"{self.method} {knob} heading={self.bm25_heading_weight:g} "
                 f"context={self.bm25_context_weight:g} content={self.bm25_content_weight:g}")
 
     def toml_block(self) -> str:
         return "\n".join([
             "[search.fusion]",
+            f'method = "{self.method}"',
+            f"vector_weight = {self.vector_weight:.2f}",
             f"rrf_k = {self.rrf_k:.1f}",
             f"bm25_heading_weight = {self.bm25_heading_weight:.1f}",
             f"bm25_context_weight = {self.bm25_context_weight:.1f}",
@@ -75,14 +87,18 @@ class FusionParams:
 
 
 def default_grid() -> list[FusionParams]:
-    return [FusionParams(*cell) for cell in itertools.product(
+    rrf = [FusionParams(k, h, c, b, "rrf", IDLE_VECTOR_WEIGHT) for k, h, c, b in itertools.product(
         RRF_K_VALUES, HEADING_WEIGHTS, CONTEXT_WEIGHTS, CONTENT_WEIGHTS)]
+    convex = [FusionParams(IDLE_RRF_K, h, c, b, "convex", w) for w, h, c, b in itertools.product(
+        VECTOR_WEIGHTS, HEADING_WEIGHTS, CONTEXT_WEIGHTS, CONTENT_WEIGHTS)]
+    return rrf + convex
 
 
 def params_of(config: Config) -> FusionParams:
     f = config.search.fusion
     return FusionParams(float(f.rrf_k), float(f.bm25_heading_weight),
-                        float(f.bm25_context_weight), float(f.bm25_content_weight))
+                        float(f.bm25_context_weight), float(f.bm25_content_weight),
+                        f.method, float(f.vector_weight))
 
 
 # --- the selection procedure (pure; unit-tested on hand-made scores) --------------
