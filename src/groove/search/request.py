@@ -143,8 +143,8 @@ class SearchRequest(BaseModel):
     min_quality: float | None = _override(QualityFilterConfig, "threshold", "Quality floor")
     include_low_quality: bool = Field(False, description="Do not hide low-quality chunks.")
     min_confidence_ratio: float | None = Field(
-        None, description="low_confidence threshold; 0 or less disables, non-finite means the "
-                          "server setting (default: server setting).")
+        None, description="Switch for low_confidence: 0 or less disables, a positive value "
+                          "enables, non-finite means the server setting (default: server setting).")
     rerank: bool | None = Field(
         None, description="Run the cross-encoder reranker (default: server setting).")
     mmr: bool | None = Field(
