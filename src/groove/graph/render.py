@@ -105,26 +105,44 @@ def _clip(text: str, width: int) -> str:
 _BOX_W, _BOX_H, _COL_GAP, _ROW_GAP, _MARGIN, _TOP = 260, 44, 90, 14, 20, 56
 
 
-def _layout(nodes: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
-    """Top-left corner of each node: one column per depth, rows in BFS order."""
-    rows_used: dict[int, int] = {}
-    pos: dict[str, tuple[float, float]] = {}
+#: A depth layer wraps into another column after this many rows, so the drawing
+#: stays bounded (at most ROWS_PER_COLUMN boxes tall) whatever the fan-out.
+ROWS_PER_COLUMN = 12
+_LEGEND_H = 30
+
+
+def _layout(nodes: list[dict[str, Any]]) -> tuple[dict[str, tuple[float, float]], int, int]:
+    """Top-left corner of each node, plus the number of columns and of rows used.
+
+    Layered: the start document first, then one band per depth, in BFS order;
+    a band taller than ROWS_PER_COLUMN wraps into further columns. Boxes sit
+    on a grid, so no two overlap.
+    """
+    by_depth: dict[int, list[dict[str, Any]]] = {}
     for node in nodes:
-        d = node["depth"]
-        r = rows_used.get(d, 0)
-        rows_used[d] = r + 1
-        pos[node["id"]] = (_MARGIN + d * (_BOX_W + _COL_GAP), _TOP + r * (_BOX_H + _ROW_GAP))
-    return pos
+        by_depth.setdefault(node["depth"], []).append(node)
+    pos: dict[str, tuple[float, float]] = {}
+    column = 0
+    rows = 1
+    for depth in sorted(by_depth):
+        band = by_depth[depth]
+        for i, node in enumerate(band):
+            c, r = column + i // ROWS_PER_COLUMN, i % ROWS_PER_COLUMN
+            pos[node["id"]] = (_MARGIN + c * (_BOX_W + _COL_GAP), _TOP + r * (_BOX_H + _ROW_GAP))
+        column += -(-len(band) // ROWS_PER_COLUMN)
+        rows = max(rows, min(len(band), ROWS_PER_COLUMN))
+    return pos, max(column, 1), rows
 
 
 def render_svg(graph: dict[str, Any]) -> str:
-    """A self-contained SVG drawn without Graphviz: layered by depth, coloured, edges labelled."""
+    """A self-contained SVG drawn without Graphviz: layered by depth, coloured, edges labelled,
+    bounded in size (bands wrap into columns), with a legend of the depth colours."""
     nodes = graph["nodes"]
-    pos = _layout(nodes)
+    pos, columns, rows = _layout(nodes)
     max_depth = max((n["depth"] for n in nodes), default=0)
-    max_rows = max((sum(1 for n in nodes if n["depth"] == d) for d in range(max_depth + 1)), default=1)
-    width = 2 * _MARGIN + (max_depth + 1) * _BOX_W + max_depth * _COL_GAP
-    height = _TOP + max(max_rows, 1) * (_BOX_H + _ROW_GAP) + _MARGIN
+    width = 2 * _MARGIN + columns * _BOX_W + (columns - 1) * _COL_GAP
+    legend_y = _TOP + rows * (_BOX_H + _ROW_GAP) + 6
+    height = legend_y + _LEGEND_H + _MARGIN
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
@@ -137,8 +155,15 @@ def render_svg(graph: dict[str, Any]) -> str:
     if note:
         out.append(f'<text class="truncation" x="{_MARGIN}" y="38" fill="#b00020">{_esc(note)}</text>')
     for d in range(max_depth + 1):
-        column_x = _MARGIN + d * (_BOX_W + _COL_GAP)
-        out.append(f'<text x="{column_x}" y="{_TOP - 6}" fill="#555555">depth {d}</text>')
+        first = next((pos[n["id"]] for n in nodes if n["depth"] == d), None)
+        if first is not None:
+            out.append(f'<text x="{first[0]}" y="{_TOP - 6}" fill="#555555">depth {d}</text>')
+    out.append(f'<g class="legend" transform="translate({_MARGIN},{legend_y})">')
+    for d in range(max_depth + 1):
+        label = "start document" if d == 0 else f"depth {d}"
+        out.append(f'<rect x="{d * 130}" y="0" width="14" height="14" fill="{_colour(d)}" '
+                   f'stroke="#444444"/><text x="{d * 130 + 20}" y="11">{_esc(label)}</text>')
+    out.append("</g>")
     out.append('<g class="edges" stroke="#888888" fill="none">')
     for node in nodes:
         parent = node["parent_id"]
