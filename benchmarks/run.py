@@ -48,6 +48,11 @@ from measure import HTTP_QUERY  # noqa: E402
 SIZES = [("1k", 1_000, "model"), ("10k", 10_000, "model"), ("50k", 50_000, "random"),
          ("200k", 200_000, "random")]
 FTS_SIZE = ("40k", 40_000, "random")
+#: The million-chunk KB (full mode only): clustered random vectors, real FTS rows.
+SCALE_SIZE = ("1m", 1_000_000, "clustered")
+SCALE_TARGETS = {"search_p50_ms": 40.0, "recall_at_10_all_n10": 0.98,
+                 "index_memory_ratio_float32": 1.3, "index_memory_ratio_int8": 0.5,
+                 "search_to_embed_ratio": 1.3}
 TARGETS = {
     "search_p50_ms_10k": 25.0, "search_p95_ms_10k": 60.0, "cli_search_s": 1.0,
     "index_noop_s": 3.0, "knn_ms_50k": 10.0, "index_memory_ratio": 2.0,
@@ -226,6 +231,8 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict
     except Exception as exc:  # the report must still be written
         out.update(http_search_p50_ms=None, http_error=f"{type(exc).__name__}: {exc}")
     out["inprocess_same_query_mix_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
+    if not quick:
+        out["scale"] = scale(allow_stale)
     out["calibration_end"] = child("calibrate", CachedKB("-", 0, "-", HERE, {}, True))
     out["targets"] = verdicts(out)
     out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]
@@ -251,6 +258,31 @@ def run_http_only(label: str) -> dict[str, Any]:
     return out
 
 
+def scale(allow_stale: bool, storages: tuple[str, ...] = ("float32", "int8")) -> dict[str, Any]:
+    """The million-chunk measurements, one child per resident storage."""
+    kb = ensure_kb(*SCALE_SIZE, log, allow_stale=allow_stale)
+    out: dict[str, Any] = {"size": kb.label, "build": kb.build, "reused_from_cache": kb.cached}
+    for storage in storages:
+        log(f"scale: 1M chunks, {storage} resident matrix ...")
+        try:
+            out[storage] = child("scale", kb, "--storage", storage, "--reps", "2", timeout=7200)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            out[storage] = {"error": str(exc)[-1500:]}
+    got = {
+        "search_p50_ms": out.get("float32", {}).get("search_p50_ms"),
+        "recall_at_10_all_n10": out.get("float32", {}).get("recall_at_10_all_n10"),
+        "index_memory_ratio_float32": out.get("float32", {}).get("index_memory_ratio"),
+        "index_memory_ratio_int8": out.get("int8", {}).get("index_memory_ratio"),
+        "search_to_embed_ratio": out.get("float32", {}).get("search_to_embed_ratio"),
+    }
+    out["targets"] = {
+        k: {"target": SCALE_TARGETS[k], "value": v,
+            "met": None if v is None else (v >= SCALE_TARGETS[k] if k.startswith("recall")
+                                           else v <= SCALE_TARGETS[k])}
+        for k, v in got.items()}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip 200k, fewer repetitions")
@@ -263,9 +295,14 @@ def main() -> None:
     parser.add_argument("--http-only", metavar="SIZE", choices=[s[0] for s in SIZES], default=None,
                         help="measure only /mcp against in-process search, on this KB size")
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON")
+    parser.add_argument("--scale-only", action="store_true",
+                        help="only the million-chunk measurements (docs/scaling.md)")
     args = parser.parse_args()
     if args.http_only:
         result = run_http_only(args.http_only)
+    elif args.scale_only:
+        result = {"groove_benchmark": 1, "machine": machine(), "source": source_revision(),
+                  "scale": scale(args.allow_stale_cache)}
     else:
         result = run(args.quick, args.profile, args.allow_stale_cache, args.random_10k)
     text = json.dumps(result, indent=2, ensure_ascii=False)

