@@ -144,26 +144,43 @@ class RayExecutor(EmbeddingExecutor):
         return list(self._ray.get([actor.pid.remote() for actor in self.actors]))
 
     def map(self, batches: Iterable[EmbedBatch]) -> Iterator[tuple[EmbedBatch, np.ndarray]]:
+        """Each batch is cut into one part per actor (by tokens) and put back together.
+
+        Whole batches left the last one running on a single actor while the
+        others idled (measured: Ray at 0.57x local on a 2-batch window); parts
+        keep every actor busy until the end of a window.
+        """
         ray = self._ray
         load = dict.fromkeys(range(len(self.actors)), 0)
-        running: dict[Any, tuple[EmbedBatch, int]] = {}
-        source = iter(batches)
+        running: dict[Any, tuple[int, int, int]] = {}  # ref -> (batch no, part no, actor)
+        parts: dict[int, list[np.ndarray | None]] = {}
+        by_number: dict[int, EmbedBatch] = {}
+        source = enumerate(batches)
         limit = IN_FLIGHT_PER_ACTOR * len(self.actors)
         try:
             while True:
                 while len(running) < limit:
-                    batch = next(source, None)
-                    if batch is None:
+                    item = next(source, None)
+                    if item is None:
                         break
-                    slot = min(load, key=load.__getitem__)
-                    running[self.actors[slot].embed.remote(batch.texts)] = (batch, slot)
-                    load[slot] += 1
+                    number, batch = item
+                    pieces = split_by_tokens(batch, len(self.actors))
+                    by_number[number] = batch
+                    parts[number] = [None] * len(pieces)
+                    for part, texts in enumerate(pieces):
+                        slot = min(load, key=load.__getitem__)
+                        running[self.actors[slot].embed.remote(texts)] = (number, part, slot)
+                        load[slot] += 1
                 if not running:
                     return
                 ready, _ = ray.wait(list(running), num_returns=1)
-                batch, slot = running.pop(ready[0])
+                number, part, slot = running.pop(ready[0])
                 load[slot] -= 1
-                yield batch, np.asarray(ray.get(ready[0]), dtype=np.float32)
+                got = parts[number]
+                got[part] = np.asarray(ray.get(ready[0]), dtype=np.float32)
+                if all(p is not None for p in got):
+                    del parts[number]
+                    yield by_number.pop(number), np.vstack(got)  # type: ignore[arg-type]
         finally:
             for ref in running:
                 ray.cancel(ref, force=False)
@@ -172,6 +189,20 @@ class RayExecutor(EmbeddingExecutor):
         for actor in self.actors:
             self._ray.kill(actor)
         self.actors = []
+
+
+def split_by_tokens(batch: EmbedBatch, parts: int) -> list[list[str]]:
+    """``batch.texts`` cut into at most ``parts`` contiguous pieces of similar token counts."""
+    items = batch.items
+    total = sum(item.tokens for item in items)
+    pieces: list[list[str]] = [[]]
+    done = 0
+    for item in items:
+        if pieces[-1] and len(pieces) < parts and done >= total * len(pieces) / parts:
+            pieces.append([])
+        pieces[-1].append(item.text)
+        done += item.tokens
+    return pieces
 
 
 @contextmanager
