@@ -46,7 +46,7 @@ class MemoryStore:
     def chunk_columns(self) -> ChunkColumns:
         return columns_from_rows(self.rows)
 
-    def iter_vectors(self):
+    def iter_vectors(self, block_rows: int = 65536):
         yield self.load_vectors()
 
 

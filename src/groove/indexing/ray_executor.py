@@ -218,11 +218,14 @@ def ray_executors(config: Config, address: str) -> Iterator[Any]:
         ray = _ray()
         cpus = int(ray.cluster_resources().get("CPU", 1))
         actors = config.index.ray_actors or max(1, cpus)
+        # The actors start (and load the model) now, while this process walks,
+        # parses and writes rows: the embedding pass finds them ready.
+        made.append(RayExecutor(config, actors))
 
         def factory(_local: Embedder) -> RayExecutor:
-            executor = RayExecutor(config, actors)
-            made.append(executor)
-            return executor
+            if not made[-1].actors:  # closed by an earlier pass of this run
+                made.append(RayExecutor(config, actors))
+            return made[-1]
 
         log.info("embedding on Ray at %s with %d actor(s)", address, actors)
         yield factory
