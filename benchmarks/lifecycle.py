@@ -97,6 +97,9 @@ class _Recorder:
     def embed_query(self, text: str) -> Any:
         return self.real.embed_query(text)
 
+    def __getattr__(self, name: str) -> Any:  # everything else (source, …) as the real one
+        return getattr(self.real, name)
+
 
 def throughput(sections: int) -> dict[str, Any]:
     from groove.config import load_config

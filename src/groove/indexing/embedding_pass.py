@@ -201,8 +201,9 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
     """Embed every pending chunk; return the totals.
 
     ``count_tokens`` (the embedder's tokenizer) sizes batches and progress;
-    without it the count stored at chunking time plus a breadcrumb estimate
-    is used. ``write_lock`` (a reusable lock) is held around each document's
+    without it (the indexer's choice: tokenizing again costs as much as a
+    tenth of the embedding) the count stored at chunking time plus a
+    breadcrumb estimate of four characters per token is used. ``write_lock`` (a reusable lock) is held around each document's
     write, as for the rest of the indexer.
     """
     progress = EmbedProgress()
