@@ -52,3 +52,22 @@ def test_generated_documents_chunk_into_the_planned_number_of_chunks():
         assert all(c.quality >= 0.3 for c in chunks)
         total += len(chunks)
     assert total == 60
+
+
+def test_realistic_corpus_sections_hold_150_to_400_model_tokens(embedder, monkeypatch):
+    """The lifecycle benchmark's corpus is what its README says: one chunk per 150-400-token section."""
+    monkeypatch.syspath_prepend(str(BENCH))  # realistic.py imports corpus.py by name
+    spec = importlib.util.spec_from_file_location("bench_realistic", BENCH / "realistic.py")
+    realistic = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(realistic)
+    docs = list(realistic.generate_realistic(24, seed=5))
+    assert docs == list(realistic.generate_realistic(24, seed=5))
+    assert sum(d.expected_chunks for d in docs) == 24
+    sizes = []
+    for doc in docs:
+        parsed = get_parser_for(doc.path, ["md"]).parse(doc.text.encode("utf-8"), doc.path)
+        chunks = chunk_document(parsed, exclude_headings=[], max_tokens=496,
+                                count_tokens=embedder.token_count)
+        assert len(chunks) == doc.expected_chunks
+        sizes += [c.token_count for c in chunks]
+    assert min(sizes) >= 150 and max(sizes) <= 400
