@@ -177,3 +177,40 @@ def test_an_empty_folder_says_what_is_enabled_and_what_the_rules_removed(
     answer = _search(kb, "title")
     assert answer.results == [] and answer.index is not None
     assert "holds no documents" in (answer.index.note() or "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay_s", [0.0, 0.4, 0.8, 1.2])  # rows pass, vectors, done
+def test_a_killed_groove_index_leaves_an_index_that_says_so_and_resumes(
+        make_kb, write_files, tmp_path, delay_s):
+    """SIGKILL (no cleanup at all) at several points of a real `groove index` process."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    notes = {f"n{i:02d}.md": f"# Note {i}\n\n## Part\n\nSentence {i} about topic {i % 5}.\n\n"
+             f"## More\n\nAnother paragraph number {i}.\n" for i in range(30)}
+    root = write_files(tmp_path / "kb", notes)
+    proc = subprocess.Popen([sys.executable, "-m", "groove", "index", "--kb-path", str(root),
+                             "--quiet"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (root / ".groove.db").exists() and proc.poll() is None:
+        assert time.monotonic() < deadline, "the build never created its index"
+        time.sleep(0.02)
+    time.sleep(delay_s)
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    kb = make_kb(root)
+    before = kb.index_state(files=False)
+    assert before.state in ("missing", "incomplete", "complete") and not before.build_running
+    if before.state == "incomplete":
+        answer = kb.search(SearchRequest(query="Sentence", limit=3))
+        assert answer.index is not None and answer.index.state == "incomplete"
+    summary = kb.index()
+    after = kb.index_state(files=False)
+    assert after.state == "complete" and after.documents == 30
+    assert summary.chunks_embedded == after.chunks - before.chunks_embedded
