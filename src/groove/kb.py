@@ -159,8 +159,12 @@ class KnowledgeBase:
         """
         if force or not self.has_index():
             return
-        with self.reading() as store:
-            recorded = store.meta().model_id
+        try:
+            with self.reading() as store:
+                recorded = store.meta().model_id
+        except NoIndexError:  # an empty file a killed build left: nothing recorded yet
+            self._drop_store()
+            return
         wanted = self.model_id
         if recorded is not None and recorded != wanted:
             raise IndexMismatchError(
@@ -290,8 +294,12 @@ class KnowledgeBase:
         building = self.indexing
         if not self.has_index():
             return missing_state(building=building)
-        with self.reading() as store:
-            mtimes = store.document_mtimes() if files else None
+        try:
+            with self.reading() as store:
+                mtimes = store.document_mtimes() if files else None
+        except NoIndexError:  # a build killed before it wrote the schema left an empty file
+            self._drop_store()
+            return missing_state(building=building)
         newer = None
         if mtimes is not None:
             newer = self._files_newer.get(lambda: count_files_newer(self.config, mtimes))
