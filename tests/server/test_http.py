@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from typing import Any
 
 import httpx
@@ -426,10 +427,18 @@ def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_
             target.write_text(versions["beta" if i % 2 else "alpha"], encoding="utf-8")
             stop.wait(0.15)
 
+    deadline = time.monotonic() + 60
+
     async def client(n: int) -> list[Any]:
+        # Keep searching until the watcher has re-indexed at least twice while
+        # searches were in flight (bounded by the deadline), so the overlap the
+        # test is about really happens however fast one search is.
+        results: list[Any] = []
         async with Client(server.mcp_url) as c:
-            return [await c.call_tool("search", {"query": "marker flip", "limit": 3})
-                    for _ in range(3)]
+            while len(results) < 3 or (server.stderr().count("sync: ") < 2
+                                       and time.monotonic() < deadline):
+                results.append(await c.call_tool("search", {"query": "marker flip", "limit": 3}))
+        return results
 
     async def go() -> list[list[Any]]:
         return await asyncio.gather(*(client(n) for n in range(16)))
