@@ -294,17 +294,20 @@ class KnowledgeBase:
         building = self.indexing
         if not self.has_index():
             return missing_state(building=building)
-        try:
+        def changed_files() -> int:
+            # Read the recorded mtimes only when the cached count is stale:
+            # a search inside the cache window costs no extra query.
             with self.reading() as store:
-                mtimes = store.document_mtimes() if files else None
+                mtimes = store.document_mtimes()
+            return count_files_newer(self.config, mtimes)
+
+        try:
+            newer = self._files_newer.get(changed_files) if files else None
+            with self.reading() as store:
+                return index_state(store, building=building, files_newer=newer)
         except NoIndexError:  # a build killed before it wrote the schema left an empty file
             self._drop_store()
             return missing_state(building=building)
-        newer = None
-        if mtimes is not None:
-            newer = self._files_newer.get(lambda: count_files_newer(self.config, mtimes))
-        with self.reading() as store:
-            return index_state(store, building=building, files_newer=newer)
 
     def _writable_store(self) -> Store:
         with self._lock:
