@@ -57,6 +57,7 @@ from groove.errors import (
 from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
 from groove.indexing.state import FilesNewerCache, count_files_newer, iso_time, missing_state
 from groove.models import DocumentRow, IndexState, SearchResponse
+from groove.parsers import check_parsers
 from groove.search.request import SearchRequest
 from groove.store.base import Store
 from groove.store.writer_lock import Holder, WriterLock
@@ -187,6 +188,7 @@ class KnowledgeBase:
         replaces it (docs/troubleshooting.md).
         """
         self.check_model(force=force)
+        check_parsers(self.config.parsers.enabled)  # a missing grammar: before any file exists
         if not self.has_index():
             self._load_embedder()
         with self._writing(wait):
@@ -270,6 +272,7 @@ class KnowledgeBase:
     def sync_paths(self, rel_paths: list[str]) -> IndexSummary:
         """Re-index, delete or rename exactly these paths (the watcher's entry point)."""
         self.check_model()
+        check_parsers(self.config.parsers.enabled)
         with self._writing(True):
             return run_index(self.config, self._writable_store(), self._load_embedder,
                              only_paths=rel_paths, write_lock=self._lock)

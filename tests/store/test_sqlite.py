@@ -326,24 +326,47 @@ def test_migration_from_older_schema_version(
     store.close()
     calls: list[int] = []
 
-    def to_v2(conn: sqlite3.Connection) -> None:
-        calls.append(2)
+    v = sqlite_mod.SCHEMA_VERSION
+
+    def to_next(conn: sqlite3.Connection) -> None:
+        calls.append(v + 1)
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
 
-    def to_v3(conn: sqlite3.Connection) -> None:
-        calls.append(3)
-        conn.execute("UPDATE documents SET extra = 'v3'")
+    def to_after(conn: sqlite3.Connection) -> None:
+        calls.append(v + 2)
+        conn.execute("UPDATE documents SET extra = 'later'")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 3)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {2: to_v2, 3: to_v3})
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", v + 2)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {v + 1: to_next, v + 2: to_after})
     s = open_store(db)
-    assert calls == [2, 3]
-    assert s.meta().schema_version == 3
-    assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("v3",)
+    assert calls == [v + 1, v + 2]
+    assert s.meta().schema_version == v + 2
+    assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("later",)
     assert fts_ids(s, '"migration"')
     s.close()
     open_store(db).close()  # already current: nothing re-applied
-    assert calls == [2, 3]
+    assert calls == [v + 1, v + 2]
+
+
+def test_a_schema_1_index_gains_the_code_columns_and_keeps_its_chunks(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.write_document(record("a.md"), chunks("prose from before code parsing"), vecs(1))
+    store.close()
+    conn = sqlite3.connect(db)
+    for table, column in (("chunks", "symbol_kind"), ("chunks", "scope"),
+                          ("chunks", "line_start"), ("chunks", "line_end"),
+                          ("documents", "language")):
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    conn.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    s = open_store(db)
+    assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
+    (row,) = s.document_chunks(s.get_document("a.md").id)
+    assert row.content == "prose from before code parsing"
+    assert (row.symbol_kind, row.line_start, row.language) == (None, None, None)
+    s.close()
 
 
 def test_failed_migration_rolls_back(
@@ -355,12 +378,14 @@ def test_failed_migration_rolls_back(
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
         conn.execute("SELECT * FROM no_such_table")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {2: broken})
+    v = sqlite_mod.SCHEMA_VERSION
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", v + 1)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {v + 1: broken})
     with pytest.raises(GrooveError):
         open_store(db)
     with sqlite3.connect(db) as c:
-        assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == ("1",)
+        assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == (
+            str(v),)
         assert "extra" not in [r[1] for r in c.execute("PRAGMA table_info(documents)")]
 
 
@@ -368,7 +393,7 @@ def test_missing_migration_step_is_refused(
     store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.close()
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", sqlite_mod.SCHEMA_VERSION + 1)
     monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {})
     with pytest.raises(IndexMismatchError, match="--force"):
         open_store(db)

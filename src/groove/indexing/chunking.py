@@ -24,11 +24,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from groove.indexing.code_chunking import code_chunks
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.models import Chunk, ParsedDocument, Section
 
 #: A section body shorter than this (in the embedder's tokens) is a stub.
 STUB_FLOOR_TOKENS = 8
+#: ``[parsers.code] max_chunk_chars`` when the caller does not say.
+DEFAULT_CODE_CHUNK_CHARS = 1500
 STUB_JOINER = "\n\n"
 BREADCRUMB_MAX_CHARS = 200
 BREADCRUMB_SEPARATOR = " > "
@@ -40,13 +43,23 @@ TokenCounter = Callable[[str], int]
 
 def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
                    count_tokens: TokenCounter, max_chunks: int | None = None,
-                   fold_stubs: bool = True) -> list[Chunk]:
+                   fold_stubs: bool = True, path: str = "",
+                   code_chunk_chars: int = DEFAULT_CODE_CHUNK_CHARS) -> list[Chunk]:
     """The chunks of one document, ``chunk_index`` numbered 0.. in document order.
 
     With ``max_chunks``, at most that many (the first ones); later sections are
     not even split. ``fold_stubs=False`` keeps every stub as its own chunk (the
     pre-folding behaviour, kept for the ablation benchmark).
+
+    A source file (``doc.outline`` set) is chunked at its definitions instead
+    (:mod:`groove.indexing.code_chunking`, pieces of at most
+    ``code_chunk_chars``); it never exceeds ``max_chunks`` and never loses its
+    tail to it (it is chunked by lines instead). ``path`` is its place in the
+    breadcrumb.
     """
+    if doc.outline is not None:
+        return code_chunks(doc, doc.outline, path=path or doc.title, budget=code_chunk_chars,
+                           max_chunks=max_chunks, count_tokens=count_tokens)
     excluded = [e.casefold() for e in exclude_headings if e]
     limit = max(1, max_tokens)
     fold_stubs = fold_stubs and not doc.binary_format  # a page or slide is cited as itself

@@ -290,7 +290,11 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
         exclude_headings=list(run.config.exclude_headings),
         max_tokens=max(16, run.embedder.max_input_tokens - 16),
         count_tokens=run.count_tokens,
-        max_chunks=cap + 1,  # one more than allowed tells "over the cap" from "exactly at it"
+        # One more than allowed tells "over the cap" from "exactly at it"; a source
+        # file honours the cap itself without dropping its tail.
+        max_chunks=cap if parsed.outline is not None else cap + 1,
+        path=rel_path,
+        code_chunk_chars=run.config.parsers.code.max_chunk_chars,
     )
     if len(chunks) > cap:
         chunks = chunks[:cap]
@@ -377,6 +381,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         size=len(data),
         mtime=mtime,
         binary_format=parsed.binary_format,
+        language=parsed.outline.language if parsed.outline is not None else None,
     )
 
 

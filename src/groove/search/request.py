@@ -136,6 +136,12 @@ class SearchRequest(BaseModel):
         None, max_length=MAX_LIST_ENTRIES, description="Document has any of these tags.")
     tags_all: Annotated[list[Entry] | None, Flag("--tag-all")] = Field(
         None, max_length=MAX_LIST_ENTRIES, description="Document has all of these tags.")
+    languages: Annotated[list[Entry] | None, Flag("--language")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description='Only source files of these languages (parser ids, e.g. ["python", "rust"]).')
+    symbol_kind: Annotated[list[Entry] | None, Flag("--symbol-kind")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description='Only code chunks of these definition kinds (e.g. ["function", "method"]).')
     date_from: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
         None, description="Frontmatter date >= this (inclusive, e.g. 2024-01-01).")
     date_to: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
@@ -197,7 +203,8 @@ class SearchRequest(BaseModel):
     def _empty_text_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
 
-    @field_validator("path_globs", "tags_any", "tags_all", mode="before")
+    @field_validator("path_globs", "tags_any", "tags_all", "languages", "symbol_kind",
+                     mode="before")
     @classmethod
     def _sequence_as_list(cls, value: Any) -> Any:
         return list(value) if isinstance(value, tuple) else value
