@@ -59,7 +59,9 @@ from groove.store.base import (
     StoreStats,
     build_finished,
 )
+from groove.store.files import check_regular
 from groove.store.fts5 import or_phrases
+from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
 
@@ -204,6 +206,8 @@ class SQLiteStore(Store):
         groove index, with a GrooveError naming the path.
         """
         db_path = Path(db_path)
+        for suffix in ("", *SIDECARS):  # SQLite would follow a link planted at any of them
+            check_regular(Path(f"{db_path}{suffix}"), "the index file")
         if not create and not db_path.is_file():
             raise NoIndexError(f"no index at {db_path}: run `groove index --kb-path …` first")
         if create and not db_path.parent.is_dir():
