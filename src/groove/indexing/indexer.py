@@ -111,6 +111,13 @@ class _Run:
     contextual: bool
     write_lock: AbstractContextManager
     summary: IndexSummary = field(default_factory=IndexSummary)
+    #: ``{path: mtime}`` recorded for each indexed document when the run began.
+    mtimes: dict[str, float] = field(default_factory=dict)
+    #: Member files this run skipped: ``{path: (mtime, reason)}``, recorded at the
+    #: end of the rows pass so the changed-files count does not call them "newer".
+    skipped: dict[str, tuple[float, str]] = field(default_factory=dict)
+    #: Unchanged files whose mtime moved (a ``touch``): their new time is recorded.
+    touched: dict[str, float] = field(default_factory=dict)
     #: The embedder's tokenizer, memoised for the run: chunking asks for the same
     #: text several times (fit test, stub test, the chunk's count), and one call
     #: costs about a microsecond per character, the bulk of the rows pass.
@@ -202,6 +209,7 @@ def run_index(
         run.summary.note = files.explain_empty()
         log.warning("%s", run.summary.note)
     known = store.document_hashes()
+    run.mtimes = store.document_mtimes()
     scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
     run.reporter.start(len(on_disk))
@@ -213,6 +221,8 @@ def run_index(
             store.delete_document(rel_path)
         run.summary.deleted += 1
         run.reporter.file_done(rel_path, "deleted")
+    store.refresh_mtimes(run.touched)
+    store.record_skipped(run.skipped, None if only_paths is None else set(only_paths))
 
     _embed_pending(run, executor_factory or LocalExecutor)
     if only_paths is None or was_complete:
@@ -241,8 +251,8 @@ def _files_to_consider(run: _Run, files: FileSet, only_paths: Iterable[str] | No
     What the walk sees but cannot take (links, FIFOs, undecodable names) is
     counted as skipped with one warning each, like a file that fails to parse.
     """
-    def on_skip(shown: str, reason: str) -> None:
-        _skip(run, shown, reason)
+    def on_skip(shown: str, reason: str) -> None:  # refused by the walk: not a member file
+        _skip(run, shown, reason, member=False)
 
     if only_paths is None:
         return list(files.walk(on_skip))
@@ -270,6 +280,9 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
         return
     digest = sha256_hex(data)
     if not force and known.get(rel_path) == digest:
+        mtime = _mtime(run, rel_path)
+        if mtime is not None and mtime != run.mtimes.get(rel_path):
+            run.touched[rel_path] = mtime  # same bytes, new time: not "newer" any more
         run.summary.unchanged += 1
         run.reporter.file_done(rel_path, "unchanged")
         return
@@ -348,10 +361,21 @@ def _parse(run: _Run, rel_path: str, data: bytes) -> ParsedDocument | None:
     return parsed
 
 
-def _skip(run: _Run, rel_path: str, reason: str) -> None:
+def _skip(run: _Run, rel_path: str, reason: str, *, member: bool = True) -> None:
+    """Count and warn; a member file's skip is also recorded with its mtime (see ``_Run``)."""
     log.warning("skipped %s: %s", rel_path, reason)
     run.summary.skipped += 1
     run.reporter.file_done(rel_path, "skipped", reason)
+    if member and (mtime := _mtime(run, rel_path)) is not None:
+        run.skipped[rel_path] = (mtime, reason)
+
+
+def _mtime(run: _Run, rel_path: str) -> float | None:
+    """The file's mtime as the changed-files count reads it (the entry itself, no link followed)."""
+    try:
+        return os.stat(run.config.kb_path / rel_path, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
 
 
 def _without_context(chunk: Chunk) -> Chunk:
@@ -360,10 +384,7 @@ def _without_context(chunk: Chunk) -> Chunk:
 
 def _record(run: _Run, rel_path: str, data: bytes, digest: str,
             parsed: ParsedDocument) -> DocumentRecord:
-    try:
-        mtime = (run.config.kb_path / rel_path).stat().st_mtime
-    except OSError:
-        mtime = 0.0
+    mtime = _mtime(run, rel_path)
     return DocumentRecord(
         path=rel_path,
         sha256=digest,
@@ -375,7 +396,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         tags_invalid=parsed.tags_invalid,
         metadata=parsed.metadata,
         size=len(data),
-        mtime=mtime,
+        mtime=0.0 if mtime is None else mtime,
         binary_format=parsed.binary_format,
     )
 
