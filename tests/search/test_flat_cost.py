@@ -90,11 +90,11 @@ def cost_per_search(kb: KnowledgeBase) -> list[tuple[tuple[str, ...], int]]:
         statements: list[str] = []
         steps = [0]
 
-        def trace(sql: str) -> None:
+        def trace(sql: str, statements: list[str] = statements) -> None:
             if threading.get_ident() == me:
                 statements.append(sql)
 
-        def step() -> int:
+        def step(steps: list[int] = steps) -> int:
             if threading.get_ident() == me:
                 steps[0] += 1
             return 0

@@ -326,27 +326,60 @@ def test_migration_from_older_schema_version(
     store.close()
     calls: list[int] = []
 
-    now = sqlite_mod.SCHEMA_VERSION
+    base = sqlite_mod.SCHEMA_VERSION
 
     def add_column(conn: sqlite3.Connection) -> None:
-        calls.append(now + 1)
+        calls.append(base + 1)
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
 
     def fill_column(conn: sqlite3.Connection) -> None:
-        calls.append(now + 2)
+        calls.append(base + 2)
         conn.execute("UPDATE documents SET extra = 'v3'")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", now + 2)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS",
-                        {**sqlite_mod.MIGRATIONS, now + 1: add_column, now + 2: fill_column})
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 2)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: add_column, base + 2: fill_column})
     s = open_store(db)
-    assert calls == [now + 1, now + 2]
-    assert s.meta().schema_version == now + 2
+    assert calls == [base + 1, base + 2]
+    assert s.meta().schema_version == base + 2
     assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("v3",)
     assert fts_ids(s, '"migration"')
     s.close()
     open_store(db).close()  # already current: nothing re-applied
-    assert calls == [now + 1, now + 2]
+    assert calls == [base + 1, base + 2]
+
+
+def as_version_1(db: Path) -> None:
+    """Turn a current index file back into the version-1 layout groove wrote before."""
+    with sqlite3.connect(db) as c:
+        c.execute("DROP TABLE document_fields")
+        c.execute("ALTER TABLE documents DROP COLUMN chunking")
+        c.execute("DELETE FROM index_meta WHERE key = 'chunk_policy'")
+        c.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
+
+
+def test_a_version_1_index_with_documents_records_the_legacy_chunk_policy(
+    store: SQLiteStore, db: Path
+) -> None:
+    """Its long files may have lost their tails: the migration says so, doctor reads it."""
+    store.write_document(record("a.md"), chunks("kept across migration"), vecs(1))
+    store.close()
+    as_version_1(db)
+    s = open_store(db)
+    assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
+    assert s.meta().chunk_policy == "legacy"
+    assert s.get_document("a.md").chunking == "sections"
+    assert fts_ids(s, '"migration"')
+    s.close()
+
+
+def test_an_empty_version_1_index_records_the_current_chunk_policy(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.close()
+    as_version_1(db)
+    s = open_store(db)
+    assert s.meta().chunk_policy == "whole-file"
+    s.close()
 
 
 def test_failed_migration_rolls_back(
@@ -358,14 +391,14 @@ def test_failed_migration_rolls_back(
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
         conn.execute("SELECT * FROM no_such_table")
 
-    now = sqlite_mod.SCHEMA_VERSION
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", now + 1)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {**sqlite_mod.MIGRATIONS, now + 1: broken})
+    base = sqlite_mod.SCHEMA_VERSION
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 1)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: broken})
     with pytest.raises(GrooveError):
         open_store(db)
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == (
-            str(now),)
+            str(base),)
         assert "extra" not in [r[1] for r in c.execute("PRAGMA table_info(documents)")]
 
 
@@ -374,6 +407,7 @@ def test_missing_migration_step_is_refused(
 ) -> None:
     store.close()
     monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", sqlite_mod.SCHEMA_VERSION + 1)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {})
     with pytest.raises(IndexMismatchError, match="--force"):
         open_store(db)
 
@@ -486,17 +520,17 @@ def test_rewriting_a_vector_does_not_count_it_twice(store: SQLiteStore, db: Path
     assert store.embedding_counts().chunks_embedded == 2 == true_counts(db)["count_chunks_embedded"]
 
 
-def test_a_version_1_index_is_counted_once_when_opened(store: SQLiteStore, db: Path) -> None:
+def test_an_index_from_before_the_counters_is_counted_once_when_opened(store: SQLiteStore, db: Path) -> None:
     store.write_document(record("a.md"), chunks("one", "two"), vecs(2))
     store.write_document(record("b.md", tags_invalid=True), chunks("three"), None)
     store.close()
-    with sqlite3.connect(db) as c:  # what a groove before the counters wrote
+    with sqlite3.connect(db) as c:  # what a groove before the counters wrote (schema 2)
         for (name,) in c.execute("SELECT name FROM sqlite_master WHERE name LIKE 'count_%'").fetchall():
             c.execute(f"DROP TRIGGER {name}")
         c.execute("DROP TABLE skipped_files")
         c.execute("ALTER TABLE documents DROP COLUMN pending")
         c.execute("DELETE FROM index_meta WHERE key LIKE 'count_%'")
-        c.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
+        c.execute("UPDATE index_meta SET value = '2' WHERE key = 'schema_version'")
     s = open_store(db)
     try:
         assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
