@@ -476,7 +476,7 @@ def true_counts(db: Path) -> dict[str, int]:
 
 _OPS = st.lists(
     st.tuples(st.sampled_from(["write", "write_pending", "vectors", "delete", "rename", "clear",
-                               "tags"]),
+                               "tags", "fields"]),
               st.integers(0, 4), st.integers(0, 3), st.integers(0, 4)),
     max_size=25)
 
@@ -503,6 +503,9 @@ def test_counters_equal_the_rows_after_any_sequence_of_writes(tmp_path_factory, 
                 s.rename_document(path, record(f"d{b}.md", tags_invalid=bool(n % 2)))
             elif op == "clear":
                 s.clear()
+            elif op == "fields" and s.get_document(path) is not None:
+                s.write_fields({path: {"team": tuple(f"t{i}" for i in range(n)),
+                                       "owner": ("me", "me")[: b % 3]}})
             counts_now = s.embedding_counts()
             truth = true_counts(db)
             assert s._counters() == truth, (op, a, n, b)

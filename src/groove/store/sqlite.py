@@ -219,7 +219,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
 #: transaction as the rows they count, so the index state costs one read
 #: however large the index is (never a ``count(*)`` per search).
 COUNTERS = ("count_documents", "count_chunks", "count_chunks_embedded",
-            "count_documents_pending", "count_tags_invalid")
+            "count_documents_pending", "count_tags_invalid", "count_field_values")
 
 #: Schema version 3: the counters, the per-document count of chunks still
 #: waiting for a vector (``documents.pending``; a document is embedded when it
@@ -269,6 +269,12 @@ CREATE TRIGGER IF NOT EXISTS count_embeddings_ad AFTER DELETE ON embeddings BEGI
     UPDATE documents SET pending = pending + 1
         WHERE id = (SELECT doc_id FROM chunks WHERE id = old.chunk_id);
 END;
+CREATE TRIGGER IF NOT EXISTS count_fields_ai AFTER INSERT ON document_fields BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_field_values';
+END;
+CREATE TRIGGER IF NOT EXISTS count_fields_ad AFTER DELETE ON document_fields BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_field_values';
+END;
 CREATE TABLE IF NOT EXISTS skipped_files (
     path   TEXT PRIMARY KEY,
     mtime  REAL NOT NULL,
@@ -285,6 +291,7 @@ _COUNTER_TRUTH = {
         "SELECT count(DISTINCT c.doc_id) FROM chunks c"
         " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"),
     "count_tags_invalid": "SELECT coalesce(sum(tags_invalid), 0) FROM documents",
+    "count_field_values": "SELECT count(*) FROM document_fields",
 }
 
 
@@ -712,8 +719,7 @@ class SQLiteStore(Store):
                     self._replace_fields(conn, row[0], fields)
 
     def field_row_count(self) -> int:
-        with self._errors("reading declared fields"):
-            return int(self._conn.execute("SELECT count(*) FROM document_fields").fetchone()[0])
+        return self._counters()["count_field_values"]
 
     def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
         """Document ids holding ``key`` = one of ``values`` (the (key, value) index answers)."""
