@@ -128,6 +128,10 @@ def test_get_document_list_topics_best_practice_graph(http_server):
     assert doc.structured_content["tags"] == ["install", "onboarding"]
     cats = {c["name"]: c["documents"] for c in topics.structured_content["categories"]}
     assert cats["guide"] == 2
+    tree = {c["segment"]: c for c in topics.structured_content["children"]}
+    assert tree["guides"]["file_count"] == 2
+    assert tree["guides"]["children"] == [{"segment": "rust", "file_count": 1, "children": []}]
+    assert "README.md" not in tree and all(c["children"] == [] for c in tree["notes"]["children"])
     assert "## Destinations" in bp.structured_content["text"]
     assert section.structured_content["text"].startswith("## Levels")
     assert "Destinations" not in section.structured_content["text"]
