@@ -379,10 +379,9 @@ class KnowledgeBase:
         return response
 
     def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        from groove.indexing.indexer import model_mismatch
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
-
-        from groove.indexing.indexer import model_mismatch
 
         with self.reading() as store:
             # Every call, not only at start: another process may have rebuilt the index with
