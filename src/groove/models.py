@@ -73,6 +73,18 @@ class CodeOutline:
     fallback: str | None = None
 
 
+#: How a document's chunks were built (stored per document; docs/indexing.md
+#: 'Very long files'): by its sections, or coarsely by lines because by
+#: sections it would have given more than ``max_chunks_per_file`` chunks.
+BY_SECTIONS = "sections"
+COARSE = "coarse"
+#: The chunking policy this groove builds indexes with, recorded in the index:
+#: every line of every file reaches a chunk. An index recording anything else
+#: ("legacy") was written by a groove that dropped the tail of long files.
+CHUNK_POLICY = "whole-file"
+LEGACY_CHUNK_POLICY = "legacy"
+
+
 @dataclass(frozen=True)
 class Section:
     """One heading-delimited part of a parsed document.
@@ -145,6 +157,11 @@ class DocumentRecord:
     binary_format: bool = False
     #: The code parser's language id (``python``, ``rust``...); None for prose.
     language: str | None = None
+    #: BY_SECTIONS or COARSE; kept as it was when a rename moves the document.
+    chunking: str = BY_SECTIONS
+    #: The values of the frontmatter keys the schema declares (docs/filters),
+    #: each key with its strings (a list value gives several).
+    fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -167,6 +184,7 @@ class DocumentRow:
     indexed_at: float
     chunk_count: int
     language: str | None = None
+    chunking: str = BY_SECTIONS
 
 
 @dataclass(frozen=True)
@@ -321,7 +339,8 @@ class IndexState:
     index's writer lock), "incomplete" (a build stopped before its end: some
     files may be missing and some chunks are only found by full-text
     matching), or "complete". ``files_newer`` counts files on disk that are
-    new or changed since they were indexed (None when not checked).
+    new or changed since they were indexed, ``files_skipped`` files the index
+    runs could not take (None when not counted yet).
     docs/index-lifecycle.md documents every field.
     """
 
@@ -333,6 +352,8 @@ class IndexState:
     build_running: bool
     last_change: str | None
     files_newer: int | None
+    #: Files the index runs skipped and that have not changed since (None when not checked).
+    files_skipped: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -348,6 +369,7 @@ class IndexState:
             "build_running": self.build_running,
             "last_change": self.last_change,
             "files_newer": self.files_newer,
+            "files_skipped": self.files_skipped,
         }
 
     def note(self) -> str | None:
@@ -365,7 +387,10 @@ class IndexState:
         if self.documents == 0:
             return ("the index holds no documents: `groove index` says which extensions are "
                     "enabled and which exclusions removed files")
+        notes = []
         if self.files_newer:
-            return (f"{self.files_newer} file(s) changed since they were indexed: "
-                    "run `groove index` to include the changes")
-        return None
+            notes.append(f"{self.files_newer} file(s) changed since they were indexed: "
+                         "run `groove index` to include the changes")
+        if self.files_skipped:
+            notes.append(f"{self.files_skipped} file(s) skipped: run `groove doctor` to see why")
+        return "; ".join(notes) or None

@@ -27,7 +27,7 @@ _LABELS = (
 
 
 def index_lines(status: dict[str, Any]) -> list[str]:
-    """The index-state lines: state, embedded share, writer, last change, changed files."""
+    """The index-state lines: state, embedded share, writer, last change, changed and skipped files."""
     state = status["index"]
     writer = status.get("writer")
     running = "no"
@@ -42,6 +42,8 @@ def index_lines(status: dict[str, Any]) -> list[str]:
         f"Build running: {running}",
         f"Last change: {state['last_change'] or 'never'}",
         f"Files newer than the index: {state['files_newer']}",
+        f"Files skipped: {state['files_skipped']}"
+        + (" (run groove doctor to see why)" if state["files_skipped"] else ""),
     ]
 
 
@@ -57,5 +59,8 @@ def status_command(kb: KnowledgeBase, fmt: str) -> None:
     for key, label in _LABELS:
         value = status.get(key)
         click.echo(f"{label}: {'never' if value is None else value}")
+    declared = status["declared_fields"]
+    shown = "none recorded" if declared is None else (", ".join(declared) or "none")
+    click.echo(f"Declared fields: {shown} ({status['declared_field_values']} values)")
     for line in index_lines(status):
         click.echo(line)

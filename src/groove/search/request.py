@@ -8,8 +8,9 @@ from its fields (:func:`groove.cli.options.search_options`), and the MCP
 text is written here once and the three interfaces cannot disagree. The
 parameters are documented for users in docs/search.md.
 
-Construction validates strictly (``limit="5"`` or ``min_quality=True`` is a
-mistake worth reporting, not something to coerce) and raises
+Construction validates strictly, for the library, the CLI and MCP clients alike
+(``limit="5"`` or ``min_quality=True`` is a mistake worth reporting, not
+something to coerce) and raises
 :class:`~groove.errors.InvalidArgument` naming the argument, what was wrong
 and what is accepted; pydantic's own wording never reaches a user. A request
 whose query is blank is a *template* (the CLI and eval fill the query in
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import math
 import types
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -96,9 +96,8 @@ class Flag:
 
 
 Entry = Annotated[str, Utf8Text(MAX_ENTRY_BYTES)]
-
-#: Set while :meth:`SearchRequest.from_client` builds a request (read leniently).
-_LENIENT: ContextVar[bool] = ContextVar("groove_search_request_lenient", default=False)
+#: A declared-field filter: field name -> the values it may (or may not) hold.
+FieldValues = dict[Entry, Annotated[list[Entry], annotated_types.MaxLen(MAX_LIST_ENTRIES)]]
 
 _BOUNDS = (annotated_types.Ge, annotated_types.Le, annotated_types.Gt, annotated_types.Lt)
 
@@ -142,6 +141,15 @@ class SearchRequest(BaseModel):
     symbol_kind: Annotated[list[Entry] | None, Flag("--symbol-kind")] = Field(
         None, max_length=MAX_LIST_ENTRIES,
         description='Only code chunks of these definition kinds (e.g. ["function", "method"]).')
+    fields: Annotated[FieldValues | None, Flag("--field")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description="Declared frontmatter fields: a document is kept when, for every key "
+                    "given, it holds one of the values (exact match; keys declared in "
+                    'groove-schema.toml), e.g. {"status": ["active"]}.')
+    fields_not: Annotated[FieldValues | None, Flag("--field-not")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description="Declared frontmatter fields: a document is left out when, for any key "
+                    "given, it holds one of the values; a document without the key is kept.")
     date_from: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
         None, description="Frontmatter date >= this (inclusive, e.g. 2024-01-01).")
     date_to: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
@@ -175,24 +183,9 @@ class SearchRequest(BaseModel):
 
     def __init__(self, **data: Any) -> None:
         try:
-            self.__pydantic_validator__.validate_python(
-                data, self_instance=self, strict=False if _LENIENT.get() else None)
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
         except ValidationError as exc:
             raise argument_errors(exc, SearchRequest) from None
-
-    @classmethod
-    def from_client(cls, arguments: dict[str, Any]) -> SearchRequest:
-        """Arguments a JSON client sent (the MCP tool): read leniently, refused the same way.
-
-        A client may send a number or a boolean as text (``"5"``, ``"true"``);
-        that is read as the number, as the MCP SDK always did. Everything
-        else, bounds included, is checked exactly as for the constructor.
-        """
-        token = _LENIENT.set(True)
-        try:
-            return cls(**arguments)
-        finally:
-            _LENIENT.reset(token)
 
     def replace(self, **changes: Any) -> SearchRequest:
         """A validated copy with ``changes`` applied (the original is left alone)."""
@@ -214,6 +207,8 @@ class SearchRequest(BaseModel):
     def _globs_match_something(cls, globs: list[str] | None) -> list[str] | None:
         if globs == []:
             raise ValueError('[] matches nothing; use null, or ["**", "!a/**"]')
+        for glob in globs or []:
+            check_glob(glob)
         return globs
 
     @field_validator("min_confidence_ratio", mode="before")
@@ -225,6 +220,35 @@ class SearchRequest(BaseModel):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"expected a number, got {type(value).__name__}")
         return max(0.0, float(value)) if math.isfinite(value) else None
+
+
+def check_glob(glob: str) -> None:
+    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it."""
+    import re
+
+    import pathspec
+
+    try:
+        pathspec.PathSpec.from_lines("gitignore", [glob.removeprefix("!")])
+    except (re.error, ValueError, TypeError) as exc:
+        detail = getattr(exc, "msg", None) or str(exc)
+        raise ValueError(f"{glob!r} is not a valid glob ({detail})") from None
+
+
+def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
+    """``key=value`` command-line entries as a fields mapping (split at the first ``=``).
+
+    A key given twice collects its values (``--field status=a --field status=b``
+    keeps documents holding either).
+    """
+    out: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidArgument(f"{flag}: {pair!r} is not key=value; accepted: a declared "
+                                  "field name, '=', and the value to match exactly")
+        out.setdefault(key, []).append(value)
+    return out
 
 
 def validate_request(request: SearchRequest) -> SearchRequest:
@@ -304,6 +328,11 @@ def _describe(annotation: Any, field_metadata: list[Any]) -> str:
     if tp is str:
         text = [m for m in metadata if isinstance(m, Utf8Text)]
         return f"text of at most {text[0].max_bytes} UTF-8 bytes" if text else "text"
+    if get_origin(tp) is dict:
+        most = next((m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)), None)
+        values = _describe(get_args(tp)[1], [])
+        return (f"an object of at most {most} field names (each text of at most "
+                f"{MAX_ENTRY_BYTES} UTF-8 bytes), each mapped to {values}")
     if get_origin(tp) is list:
         most = next((m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)), None)
         entry = _describe(get_args(tp)[0], [])

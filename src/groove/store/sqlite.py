@@ -49,7 +49,16 @@ from groove.errors import (
     NoIndexError,
     NotFound,
 )
-from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
+from groove.models import (
+    CHUNK_POLICY,
+    LEGACY_CHUNK_POLICY,
+    Chunk,
+    ChunkColumns,
+    ChunkRow,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentRow,
+)
 from groove.store.base import (
     SCHEMA_VERSION,
     EmbeddingCounts,
@@ -59,26 +68,43 @@ from groove.store.base import (
     StoreStats,
     build_finished,
 )
+from groove.store.files import check_regular
 from groove.store.fts5 import or_phrases
+from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
 
 #: Forward migrations: ``MIGRATIONS[v]`` upgrades a file at version ``v - 1`` to ``v``.
 #: Each runs inside the same transaction that records the new version.
-def _add_code_columns(conn: sqlite3.Connection) -> None:
-    """Schema 2: source-code chunks (docs/indexing.md, "Source code") record their
-    definition's kind and scope and their line range; documents their language."""
-    for statement in (
-        "ALTER TABLE chunks ADD COLUMN symbol_kind TEXT",
-        "ALTER TABLE chunks ADD COLUMN scope TEXT",
-        "ALTER TABLE chunks ADD COLUMN line_start INTEGER",
-        "ALTER TABLE chunks ADD COLUMN line_end INTEGER",
-        "ALTER TABLE documents ADD COLUMN language TEXT",
-    ):
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+_FIELDS_TABLE = """
+CREATE TABLE IF NOT EXISTS document_fields (
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (doc_id, key, value)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS document_fields_by_value ON document_fields(key, value, doc_id);
+"""
+
+
+def _add_chunking_and_fields(conn: sqlite3.Connection) -> None:
+    """v1 -> v2: per-document chunking, declared frontmatter fields, the chunk policy.
+
+    An index that already holds documents was built by a groove that kept only
+    the first ``max_chunks_per_file`` chunks of a long file, so it records the
+    legacy policy; ``groove doctor`` reports it until ``groove index --force``.
+    """
+    conn.execute("ALTER TABLE documents ADD COLUMN chunking TEXT NOT NULL DEFAULT 'sections'")
+    for statement in _split_script(_FIELDS_TABLE):
         conn.execute(statement)
+    has_documents = conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]
+    conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('chunk_policy', ?)",
+                 (LEGACY_CHUNK_POLICY if has_documents else CHUNK_POLICY,))
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_code_columns}
+MIGRATIONS[2] = _add_chunking_and_fields
 
 _FIX_FORCE = "run `groove index --force` to rebuild the index"
 
@@ -150,6 +176,7 @@ CREATE TABLE IF NOT EXISTS documents (
     mtime         REAL NOT NULL DEFAULT 0,
     binary_format INTEGER NOT NULL DEFAULT 0,
     indexed_at    REAL NOT NULL,
+    chunking      TEXT NOT NULL DEFAULT 'sections',
     language      TEXT
 );
 CREATE TABLE IF NOT EXISTS chunks (
@@ -193,9 +220,129 @@ CREATE TABLE IF NOT EXISTS embeddings (
 );
 """
 
+#: Counters kept in ``index_meta`` by the triggers below, in the same
+#: transaction as the rows they count, so the index state costs one read
+#: however large the index is (never a ``count(*)`` per search).
+COUNTERS = ("count_documents", "count_chunks", "count_chunks_embedded",
+            "count_documents_pending", "count_tags_invalid", "count_field_values")
+
+#: Schema version 3: the counters, the per-document count of chunks still
+#: waiting for a vector (``documents.pending``; a document is embedded when it
+#: is 0), and the files the last index runs skipped with the mtime they had.
+#: Trigger order matters where a cascade is involved: SQLite runs BEFORE
+#: triggers, deletes the row, runs the foreign-key cascade, then AFTER
+#: triggers. So a chunk's BEFORE DELETE still sees its embedding, and an
+#: embedding deleted by a chunk's cascade no longer finds its chunk (no
+#: pending change); a document's BEFORE DELETE still sees its pending count.
+#: ``INSERT OR REPLACE`` into ``embeddings`` would skip the delete triggers
+#: (SQLite fires them for REPLACE only with recursive triggers), so vectors
+#: are written with an upsert.
+_COUNTER_SCHEMA = """
+CREATE TRIGGER IF NOT EXISTS count_documents_ai AFTER INSERT ON documents BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_documents';
+    UPDATE index_meta SET value = value + new.tags_invalid WHERE key = 'count_tags_invalid';
+    UPDATE index_meta SET value = value + (new.pending > 0) WHERE key = 'count_documents_pending';
+END;
+CREATE TRIGGER IF NOT EXISTS count_documents_bd BEFORE DELETE ON documents BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_documents';
+    UPDATE index_meta SET value = value - old.tags_invalid WHERE key = 'count_tags_invalid';
+    UPDATE index_meta SET value = value - (old.pending > 0) WHERE key = 'count_documents_pending';
+END;
+CREATE TRIGGER IF NOT EXISTS count_documents_au AFTER UPDATE OF pending, tags_invalid ON documents
+BEGIN
+    UPDATE index_meta SET value = value + (new.pending > 0) - (old.pending > 0)
+        WHERE key = 'count_documents_pending';
+    UPDATE index_meta SET value = value + new.tags_invalid - old.tags_invalid
+        WHERE key = 'count_tags_invalid';
+END;
+CREATE TRIGGER IF NOT EXISTS count_chunks_ai AFTER INSERT ON chunks BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_chunks';
+    UPDATE documents SET pending = pending + 1 WHERE id = new.doc_id;
+END;
+CREATE TRIGGER IF NOT EXISTS count_chunks_bd BEFORE DELETE ON chunks BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_chunks';
+    UPDATE documents SET pending = pending - 1 WHERE id = old.doc_id
+        AND NOT EXISTS (SELECT 1 FROM embeddings WHERE chunk_id = old.id);
+END;
+CREATE TRIGGER IF NOT EXISTS count_embeddings_ai AFTER INSERT ON embeddings BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_chunks_embedded';
+    UPDATE documents SET pending = pending - 1
+        WHERE id = (SELECT doc_id FROM chunks WHERE id = new.chunk_id);
+END;
+CREATE TRIGGER IF NOT EXISTS count_embeddings_ad AFTER DELETE ON embeddings BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_chunks_embedded';
+    UPDATE documents SET pending = pending + 1
+        WHERE id = (SELECT doc_id FROM chunks WHERE id = old.chunk_id);
+END;
+CREATE TRIGGER IF NOT EXISTS count_fields_ai AFTER INSERT ON document_fields BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_field_values';
+END;
+CREATE TRIGGER IF NOT EXISTS count_fields_ad AFTER DELETE ON document_fields BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_field_values';
+END;
+CREATE TABLE IF NOT EXISTS skipped_files (
+    path   TEXT PRIMARY KEY,
+    mtime  REAL NOT NULL,
+    reason TEXT NOT NULL
+);
+"""
+
+#: The true value of each counter, counted from the rows (migration and doctor only).
+_COUNTER_TRUTH = {
+    "count_documents": "SELECT count(*) FROM documents",
+    "count_chunks": "SELECT count(*) FROM chunks",
+    "count_chunks_embedded": "SELECT count(*) FROM embeddings",
+    "count_documents_pending": (
+        "SELECT count(DISTINCT c.doc_id) FROM chunks c"
+        " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"),
+    "count_tags_invalid": "SELECT coalesce(sum(tags_invalid), 0) FROM documents",
+    "count_field_values": "SELECT count(*) FROM document_fields",
+}
+
+
+def _add_counters(conn: sqlite3.Connection) -> None:
+    """Migration to schema 3 (and part of every new file): count once (under the migration's write transaction), then keep.
+
+    The only place the counters are computed from the rows; from here on the
+    triggers keep them.
+    """
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(documents)")}
+    if "pending" not in columns:
+        conn.execute("ALTER TABLE documents ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        "UPDATE documents SET pending = (SELECT count(*) FROM chunks c WHERE c.doc_id = documents.id"
+        " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id))"
+        " WHERE id IN (SELECT c.doc_id FROM chunks c"
+        " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id))")
+    conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)",
+                     [(key, str(conn.execute(sql).fetchone()[0]))
+                      for key, sql in _COUNTER_TRUTH.items()])
+    for statement in _split_script(_COUNTER_SCHEMA):
+        conn.execute(statement)
+
+
+MIGRATIONS[3] = _add_counters
+
+
+def _add_code_columns(conn: sqlite3.Connection) -> None:
+    """v3 -> v4: source-code chunks (docs/indexing.md, "Source code") record their
+    definition's kind and scope and their line range; documents their language.
+    Prose has none of them, so existing rows stay as they are (NULL)."""
+    for statement in (
+        "ALTER TABLE chunks ADD COLUMN symbol_kind TEXT",
+        "ALTER TABLE chunks ADD COLUMN scope TEXT",
+        "ALTER TABLE chunks ADD COLUMN line_start INTEGER",
+        "ALTER TABLE chunks ADD COLUMN line_end INTEGER",
+        "ALTER TABLE documents ADD COLUMN language TEXT",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS[4] = _add_code_columns
+
 _DOC_COLUMNS = (
     "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
-    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.language"
+    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking, d.language"
 )
 _CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.chunk_index, c.heading, c.level, c.context, c.content,"
@@ -223,6 +370,8 @@ class SQLiteStore(Store):
         groove index, with a GrooveError naming the path.
         """
         db_path = Path(db_path)
+        for suffix in ("", *SIDECARS):  # SQLite would follow a link planted at any of them
+            check_regular(Path(f"{db_path}{suffix}"), "the index file")
         if not create and not db_path.is_file():
             raise NoIndexError(f"no index at {db_path}: run `groove index --kb-path …` first")
         if create and not db_path.parent.is_dir():
@@ -279,7 +428,7 @@ class SQLiteStore(Store):
 
     def _create_schema(self) -> None:
         with self._transaction():
-            for statement in _split_script(_SCHEMA):
+            for statement in _split_script(_SCHEMA + _FIELDS_TABLE):
                 self._conn.execute(statement)
             self._conn.executemany(
                 "INSERT OR IGNORE INTO index_meta(key, value) VALUES (?, ?)",
@@ -287,8 +436,10 @@ class SQLiteStore(Store):
                     ("schema_version", str(SCHEMA_VERSION)),
                     ("generation", "0"),
                     ("context_mode", "off"),
+                    ("chunk_policy", CHUNK_POLICY),
                 ],
             )
+            _add_counters(self._conn)  # the same step an older file migrates through
 
     def _migrate(self) -> None:
         """Apply :data:`MIGRATIONS` in order up to the current SCHEMA_VERSION."""
@@ -393,6 +544,8 @@ class SQLiteStore(Store):
             build_state=values.get("build_state"),
             changed_at=_opt_float(values.get("changed_at")),
             model_url=values.get("model_url") or None,
+            chunk_policy=values.get("chunk_policy"),
+            declared_fields=_opt_names(values.get("declared_fields")),
         )
 
     def set_meta(
@@ -404,6 +557,8 @@ class SQLiteStore(Store):
         last_indexed: float | None = None,
         build_state: str | None = None,
         model_url: str | None = None,
+        chunk_policy: str | None = None,
+        declared_fields: Sequence[str] | None = None,
     ) -> None:
         """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
@@ -419,11 +574,15 @@ class SQLiteStore(Store):
             "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
             "build_state": build_state,
             "model_url": model_url,
+            "chunk_policy": chunk_policy,
+            "declared_fields": None if declared_fields is None else json.dumps(
+                sorted(set(declared_fields)), ensure_ascii=False),
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
             return
-        structural = any(k not in ("last_indexed", "build_state") for k, _ in rows)
+        structural = any(k not in ("last_indexed", "build_state", "chunk_policy")
+                         for k, _ in rows)
         with self._errors("writing index_meta"), self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", rows)
             if structural:
@@ -462,6 +621,8 @@ class SQLiteStore(Store):
                 self._update_document(conn, doc_id, doc)
                 conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             assert doc_id is not None  # sqlite3 sets lastrowid after an INSERT
+            conn.execute("UPDATE documents SET chunking = ? WHERE id = ?", (doc.chunking, doc_id))
+            self._replace_fields(conn, doc_id, doc.fields)
             self._insert_chunks(conn, doc_id, chunks, blobs)
 
     def _vector_blobs(
@@ -544,9 +705,9 @@ class SQLiteStore(Store):
             blobs.append((int(chunk_id), arr.tobytes()))
         with self._write("storing embeddings") as conn:
             before = conn.total_changes
-            conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(chunk_id, vector)"
-                " SELECT id, ? FROM chunks WHERE id = ?",
+            conn.executemany(  # an upsert, not OR REPLACE: see _COUNTER_SCHEMA
+                "INSERT INTO embeddings(chunk_id, vector) SELECT id, ? FROM chunks WHERE id = ?"
+                " ON CONFLICT(chunk_id) DO UPDATE SET vector = excluded.vector",
                 [(blob, chunk_id) for chunk_id, blob in blobs],
             )
             return conn.total_changes - before
@@ -565,6 +726,46 @@ class SQLiteStore(Store):
             if doc.path != old_path:
                 conn.execute("DELETE FROM documents WHERE path = ?", (doc.path,))
             self._update_document(conn, row[0], doc)
+            self._replace_fields(conn, row[0], doc.fields)
+
+    @staticmethod
+    def _replace_fields(conn: sqlite3.Connection, doc_id: int,
+                        fields: dict[str, tuple[str, ...]]) -> None:
+        conn.execute("DELETE FROM document_fields WHERE doc_id = ?", (doc_id,))
+        conn.executemany(
+            "INSERT OR IGNORE INTO document_fields(doc_id, key, value) VALUES (?, ?, ?)",
+            [(doc_id, key, value) for key, values in fields.items() for value in values])
+
+    def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
+        """Replace the declared-field rows of these documents in one transaction."""
+        if not fields_by_path:
+            return
+        with self._write("writing declared fields") as conn:
+            for path, fields in fields_by_path.items():
+                row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+                if row is not None:
+                    self._replace_fields(conn, row[0], fields)
+
+    def field_row_count(self) -> int:
+        return self._counters()["count_field_values"]
+
+    def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
+        """Document ids holding ``key`` = one of ``values`` (the (key, value) index answers)."""
+        with self._errors("reading declared fields"):
+            return {r[0] for r in self._conn.execute(
+                "SELECT DISTINCT doc_id FROM document_fields WHERE key = ?"
+                " AND value IN (SELECT value FROM json_each(?))",
+                (key, json.dumps(list(values), ensure_ascii=False)))}
+
+    def field_values(self, doc_id: int) -> dict[str, tuple[str, ...]]:
+        with self._errors("reading declared fields"):
+            rows = self._conn.execute(
+                "SELECT key, value FROM document_fields WHERE doc_id = ? ORDER BY key, value",
+                (doc_id,)).fetchall()
+        out: dict[str, list[str]] = {}
+        for key, value in rows:
+            out.setdefault(key, []).append(value)
+        return {k: tuple(v) for k, v in out.items()}
 
     def delete_document(self, path: str) -> None:
         """Delete ``path`` and (by cascade) its chunks, FTS rows and embeddings; no-op if absent."""
@@ -854,29 +1055,57 @@ class SQLiteStore(Store):
     def embedding_counts(self) -> EmbeddingCounts:
         """Documents and chunks in the index, and how many the vector leg covers.
 
-        A document counts as embedded when none of its chunks is pending
-        (a document with no chunks at all is trivially embedded).
+        Read from the counters the write transactions keep (one small read,
+        whatever the size of the index). A document counts as embedded when
+        none of its chunks is pending (a document with no chunks trivially is).
         """
-        with self._errors("reading embedding counts"), self.read_snapshot():
-            docs = self._conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            embedded = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-            pending_docs = self._conn.execute(
-                "SELECT count(DISTINCT c.doc_id) FROM chunks c"
-                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
-            ).fetchone()[0]
-        return EmbeddingCounts(documents=docs, documents_embedded=docs - pending_docs,
-                               chunks=chunks, chunks_embedded=embedded)
+        counts = self._counters()
+        docs = counts["count_documents"]
+        return EmbeddingCounts(documents=docs,
+                               documents_embedded=docs - counts["count_documents_pending"],
+                               chunks=counts["count_chunks"],
+                               chunks_embedded=counts["count_chunks_embedded"])
 
     def stats(self) -> StoreStats:
-        with self._errors("reading stats"):
-            docs, invalid = self._conn.execute(
-                "SELECT count(*), coalesce(sum(tags_invalid), 0) FROM documents"
-            ).fetchone()
-            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        return StoreStats(
-            documents=docs, chunks=chunks, tags_invalid=invalid, last_indexed=self.meta().last_indexed
-        )
+        counts = self._counters()
+        return StoreStats(documents=counts["count_documents"], chunks=counts["count_chunks"],
+                          tags_invalid=counts["count_tags_invalid"],
+                          last_indexed=self.meta().last_indexed)
+
+    def _counters(self) -> dict[str, int]:
+        with self._errors("reading the index counters"):
+            rows = dict(self._conn.execute(
+                f"SELECT key, value FROM index_meta WHERE key IN ({', '.join('?' * len(COUNTERS))})",
+                COUNTERS).fetchall())
+        return {key: int(rows.get(key) or 0) for key in COUNTERS}
+
+    def skipped_files(self) -> dict[str, float]:
+        with self._errors("reading skipped files"):
+            return dict(self._conn.execute("SELECT path, mtime FROM skipped_files").fetchall())
+
+    def record_skipped(self, skipped: dict[str, tuple[float, str]],
+                       scope: Iterable[str] | None) -> None:
+        """Forget the skips recorded under ``scope`` (None: all), then record ``skipped``.
+
+        Not a document change: ``generation`` stays (no search cache depends on it).
+        """
+        with self._errors("recording skipped files"), self._transaction() as conn:
+            if scope is None:
+                conn.execute("DELETE FROM skipped_files")
+            else:
+                conn.executemany("DELETE FROM skipped_files WHERE path = ?",
+                                 [(p,) for p in scope])
+            conn.executemany(
+                "INSERT OR REPLACE INTO skipped_files(path, mtime, reason) VALUES (?, ?, ?)",
+                [(p, float(m), r) for p, (m, r) in skipped.items()])
+
+    def refresh_mtimes(self, mtimes: dict[str, float]) -> None:
+        """Record new mtimes for documents whose content is unchanged (no generation bump)."""
+        if not mtimes:
+            return
+        with self._errors("recording file times"), self._transaction() as conn:
+            conn.executemany("UPDATE documents SET mtime = ? WHERE path = ?",
+                             [(float(m), p) for p, m in mtimes.items()])
 
     # --- maintenance ----------------------------------------------------------
     def integrity_findings(self) -> list[str]:
@@ -925,6 +1154,12 @@ class SQLiteStore(Store):
                     findings.append(
                         f"{n} embedding(s) not of the recorded dimension {dim}"
                     )
+            kept = self._counters()
+            for key, sql in _COUNTER_TRUTH.items():
+                true = int(conn.execute(sql).fetchone()[0])
+                if kept[key] != true:
+                    findings.append(f"the index counter {key} says {kept[key]} but the rows "
+                                    f"say {true}")
             try:
                 conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:
@@ -963,8 +1198,8 @@ def _document_row(r: tuple[Any, ...]) -> DocumentRow:
     return DocumentRow(
         id=r[0], path=r[1], sha256=r[2], title=r[3], category=r[4], topic=r[5], date=r[6],
         tags=_tags(r[7]), tags_invalid=bool(r[8]), metadata=json.loads(r[9] or "{}"),
-        size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], language=r[14],
-        chunk_count=r[15],
+        size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunking=r[14],
+        language=r[15], chunk_count=r[16],
     )
 
 
@@ -979,6 +1214,10 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
 
 def _tags(raw: str | None) -> tuple[str, ...]:
     return tuple(json.loads(raw)) if raw else ()
+
+
+def _opt_names(value: str | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(json.loads(value))
 
 
 def _opt_int(value: str | None) -> int | None:
