@@ -108,7 +108,8 @@ MAX_BRACE_EXPANSION = 256
 
 def _brace_group(pattern: str) -> tuple[int, int, list[str]] | None:
     """The first top-level ``{…}`` holding a comma: (start, end, alternatives), else None."""
-    depth, start, cuts = 0, -1, []
+    depth, start = 0, -1
+    cuts: list[int] = []
     i = 0
     while i < len(pattern):
         ch = pattern[i]
