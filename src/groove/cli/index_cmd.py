@@ -9,6 +9,7 @@ import click
 from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
+from groove.errors import Busy
 from groove.kb import KnowledgeBase
 
 
@@ -42,6 +43,9 @@ def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, a
     if quiet and progress:
         raise click.UsageError("--quiet and --progress contradict each other (--quiet prints only "
                                "the summary, --progress adds a progress display); pass one of them")
-    summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress),
-                       wait=not no_wait)
+    try:
+        summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress),
+                           wait=not no_wait)
+    except Busy as exc:  # only --no-wait gets here; the advice is the command line's own
+        raise Busy(f"{exc} (or run again without --no-wait to wait for it)") from None
     click.echo(json.dumps(summary.to_json()) if as_json else summary.line())
