@@ -379,17 +379,18 @@ class KnowledgeBase:
         return response
 
     def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        from groove.indexing.indexer import model_mismatch
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
         with self.reading() as store:
-            if embedder.source is not None:  # a remote model: the same name elsewhere is refused
-                from groove.indexing.indexer import model_mismatch
-
-                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                          self.db_path)
-                if mismatch is not None:
-                    raise mismatch
+            # Every call, not only at start: another process may have rebuilt the index with
+            # another model since (a remote model: the same name elsewhere counts as another).
+            # Answering on would query one model's vectors with the other's.
+            mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
+                                      self.db_path)
+            if mismatch is not None:
+                raise mismatch
             if self._vectors is None:
                 self._vectors = VectorIndex(store, self.config.search.vectors,
                                             ann_path=self.db_path, model_id=store.meta().model_id)
