@@ -73,12 +73,28 @@ def security_settings(config: Config, address: BindAddress) -> TransportSecurity
     origins = http.allowed_origins
     if not origins:
         origins = [f"http://{netloc}" for netloc in loopback]
+    # lower-cased like the request's headers (lowercase_names): host names ignore case
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=list(hosts), allowed_origins=list(origins))
+                                     allowed_hosts=[h.lower() for h in hosts],
+                                     allowed_origins=[o.lower() for o in origins])
+
+
+#: Request headers whose value is a host name (case-insensitive, RFC 3986 3.2.2).
+_HOST_HEADERS = (b"host", b"origin")
+
+
+def lowercase_names(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``Host`` and ``Origin`` lower-cased, so ``Host: LOCALHOST:3100`` is the loopback name.
+
+    Both carry only a scheme, a host name and a port, all case-insensitive;
+    the DNS-rebinding gate compares them to its allow-lists exactly.
+    """
+    return [(k, v.lower()) if k.lower() in _HOST_HEADERS else (k, v) for k, v in headers]
 
 
 class _ResponseHeaders:
-    """nosniff everywhere; the SDK's session-cap 503 becomes 429 + Retry-After."""
+    """nosniff everywhere; Host/Origin compared case-insensitively; the SDK's
+    session-cap 503 becomes 429 + Retry-After."""
 
     def __init__(self, app: ASGIApp, mcp_path: str = "/mcp") -> None:
         self.app = app
@@ -88,6 +104,7 @@ class _ResponseHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = {**scope, "headers": lowercase_names(scope["headers"])}
         opening = scope["path"].rstrip("/") == self.mcp_path and not any(
             k == b"mcp-session-id" for k, _ in scope["headers"])
 
