@@ -198,6 +198,9 @@ class KnowledgeBase:
         kb_schema(self.kb_path)
         self.check_model(force=force)
         if not self.has_index():
+            from groove.checks.leftovers import note_grooveseek_index
+
+            note_grooveseek_index(self.kb_path, self.db_path)  # a first build: say it once
             self._load_embedder()
         with self._writing(wait):
             try:
