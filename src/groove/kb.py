@@ -200,6 +200,9 @@ class KnowledgeBase:
         self.check_model(force=force)
         check_parsers(self.config.parsers.enabled)  # a missing grammar: before any file exists
         if not self.has_index():
+            from groove.checks.leftovers import note_grooveseek_index
+
+            note_grooveseek_index(self.kb_path, self.db_path)  # a first build: say it once
             self._load_embedder()
         with self._writing(wait):
             try:
