@@ -1,7 +1,13 @@
-"""Logging set-up: always stderr, level from ``GROOVE_LOG`` (default ``info``).
+"""Logging set-up: always stderr, level from ``GROOVE_LOG`` (default ``note``).
 
 stdout belongs to results (and to MCP frames under ``serve`` on stdio), so no
 handler here ever writes to it.
+
+The default is quiet: warnings, errors and *notes* (:data:`NOTE`, the few
+lines a user running a command wants to see: the address a server listens
+on, a model being downloaded, what the watcher re-indexed). Routine details
+(which configuration file was read, an index reopened) are ``info`` and only
+shown with ``GROOVE_LOG=info`` or ``debug``.
 """
 
 from __future__ import annotations
@@ -10,7 +16,13 @@ import logging
 import os
 import sys
 
-_LEVELS = {"debug", "info", "warning", "error", "critical"}
+#: Between INFO and WARNING: shown by default (:func:`note` logs at it).
+NOTE = 25
+logging.addLevelName(NOTE, "NOTE")
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "note": NOTE,
+           "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL}
+#: The level when GROOVE_LOG is unset (or not one of the names above).
+DEFAULT_LEVEL = "note"
 #: Loggers of the libraries groove starts (HTTP server, MCP SDK, HTTP client):
 #: GROOVE_LOG applies to them too, not only to groove's own.
 THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp", "starlette",
@@ -38,14 +50,13 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
 
 def configure_logging(level: str | None = None) -> None:
     """Route the ``groove`` loggers to stderr at the level GROOVE_LOG asks for."""
-    name = (level or os.environ.get("GROOVE_LOG") or "info").strip().lower()
-    if name not in _LEVELS:
-        name = "info"
-    logging.getLogger().setLevel(name.upper())
+    name = (level or os.environ.get("GROOVE_LOG") or DEFAULT_LEVEL).strip().lower()
+    number = _LEVELS.get(name, _LEVELS[DEFAULT_LEVEL])
+    logging.getLogger().setLevel(number)
     for other in THIRD_PARTY_LOGGERS:
-        logging.getLogger(other).setLevel(name.upper())
+        logging.getLogger(other).setLevel(number)
     root = logging.getLogger("groove")
-    root.setLevel(name.upper())
+    root.setLevel(number)
     if not any(getattr(h, "_groove", False) for h in root.handlers):
         handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -54,3 +65,8 @@ def configure_logging(level: str | None = None) -> None:
     # Our handler is the one that prints; the MCP SDK installs its own on the
     # root logger, and propagating would print every line twice.
     root.propagate = False
+
+
+def note(logger: logging.Logger, message: str, *args: object) -> None:
+    """Log ``message`` at :data:`NOTE`: shown at the default level, unlike ``info``."""
+    logger.log(NOTE, message, *args)
