@@ -11,7 +11,6 @@ the MCP tool is generated from the same model, so none of them can drift.
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,11 @@ import click
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from groove.cli.usage import fail
 from groove.config import GOLDEN_FILENAME
 from groove.errors import GrooveError
 from groove.rerankers import RERANKERS
 from groove.search.request import SearchRequest, base_type, field_help, flag_name
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print ``message`` to stderr and exit with ``code`` (no traceback)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:

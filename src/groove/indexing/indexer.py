@@ -39,7 +39,7 @@ from pathlib import Path
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
-from groove.indexing.chunking import chunk_document
+from groove.indexing.chunking import bounded_chunks
 from groove.indexing.embedding_pass import (
     EmbeddingExecutor,
     EmbedProgress,
@@ -48,7 +48,14 @@ from groove.indexing.embedding_pass import (
 )
 from groove.indexing.fileset import FileSet
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
-from groove.models import Chunk, DocumentRecord, ParsedDocument, passage_text
+from groove.models import (
+    CHUNK_POLICY,
+    COARSE,
+    Chunk,
+    DocumentRecord,
+    ParsedDocument,
+    passage_text,
+)
 from groove.parsers import get_parser_for
 from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
@@ -208,6 +215,10 @@ def run_index(
         run.summary.note = files.explain_empty()
         log.warning("%s", run.summary.note)
     known = store.document_hashes()
+    # Every document this run writes is chunked under the current policy; when it
+    # rewrites all of them (--force over the whole folder) or starts from none, the
+    # index as a whole is built under it (docs/index-lifecycle.md).
+    whole_policy = not known or (force and only_paths is None)
     scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
     run.reporter.start(len(on_disk))
@@ -220,6 +231,8 @@ def run_index(
         run.summary.deleted += 1
         run.reporter.file_done(rel_path, "deleted")
 
+    if whole_policy:
+        store.set_meta(chunk_policy=CHUNK_POLICY)
     if not embed:
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)
@@ -295,22 +308,25 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     if parsed is None:
         return
     cap = run.config.max_chunks_per_file
-    chunks = chunk_document(
+    plan = bounded_chunks(
         parsed,
         exclude_headings=list(run.config.exclude_headings),
         max_tokens=max(16, run.embedder.max_input_tokens - 16),
         count_tokens=run.count_tokens,
-        max_chunks=cap + 1,  # one more than allowed tells "over the cap" from "exactly at it"
+        max_chunks=cap,
     )
-    if len(chunks) > cap:
-        chunks = chunks[:cap]
-        log.warning("%s: more than %d chunks; only the first %d are indexed (raise "
-                    "max_chunks_per_file in groove.toml to index more of it)", rel_path, cap, cap)
+    chunks = plan.chunks
+    if plan.chunking == COARSE:
+        log.warning("%s: more than %d chunks by its sections; chunked coarsely by lines into "
+                    "%d chunks so all of it is indexed (split the file, or raise "
+                    "max_chunks_per_file and run `groove index --force`, for finer chunks)",
+                    rel_path, cap, len(chunks))
     if not run.contextual:
         chunks = [_without_context(c) for c in chunks]
     action = "updated" if rel_path in known else "indexed"
+    record = replace(_record(run, rel_path, data, digest, parsed), chunking=plan.chunking)
     with run.write_lock:
-        run.store.write_document(_record(run, rel_path, data, digest, parsed), chunks, None)
+        run.store.write_document(record, chunks, None)
     setattr(run.summary, action, getattr(run.summary, action) + 1)
     run.reporter.file_done(rel_path, action, f"{len(chunks)} chunks")
 
