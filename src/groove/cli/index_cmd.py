@@ -8,8 +8,9 @@ import shlex
 import click
 
 from groove.cli import cli
-from groove.cli.options import fail, kb_options
+from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
+from groove.cli.usage import fail
 from groove.embedders import EMBEDDERS
 from groove.kb import KnowledgeBase
 
