@@ -15,10 +15,11 @@ def run(*args: str):
 
 
 @pytest.mark.parametrize("command", ["eval", "tune"])
-def test_eval_and_tune_offer_no_limit_they_would_ignore(command):
-    assert "--limit" not in run(command, "--help").output
-    result = run(command, "--limit", "3")
-    assert result.exit_code == 2 and "has no option --limit" in result.output
+def test_eval_and_tune_take_limit_as_the_search_depth(command):
+    assert "Hits fetched per query (default: the largest k; never less)" in " ".join(
+        run(command, "--help").output.split())
+    result = run(command, "--limit", "0")
+    assert result.exit_code == 2 and "--limit" in result.output
 
 
 def test_search_keeps_its_limit():

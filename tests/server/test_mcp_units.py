@@ -235,3 +235,25 @@ def test_an_internal_failure_keeps_the_envelope_without_details(server_kb, make_
 
     message = _envelope(asyncio.run(go()))
     assert "internal error" in message and "secret" not in message
+
+
+_SEGMENT = st.text(alphabet="ab", min_size=1, max_size=2)
+
+
+@given(st.lists(st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join), unique=True,
+                max_size=30))
+def test_the_folder_tree_counts_every_document_below_each_folder(paths):
+    """Guarantee: a folder's file_count is the number of documents under it, at every depth."""
+    from groove.server.tools import folder_tree
+
+    def walk(nodes, prefix):
+        for node in nodes:
+            folder = prefix + node["segment"] + "/"
+            assert node["file_count"] == sum(p.startswith(folder) for p in paths)
+            assert [c["segment"] for c in node["children"]] == sorted(
+                c["segment"] for c in node["children"])
+            walk(node["children"], folder)
+
+    tree = folder_tree(paths)
+    walk(tree, "")
+    assert sum(n["file_count"] for n in tree) == sum("/" in p for p in paths)

@@ -168,11 +168,13 @@ def test_bad_name_is_refused_naming_the_option(tmp_path, env):
     assert code == 2 and "--name '../evil'" in out and "accepted" in out
 
 
-def test_windows_gets_the_documented_command_line(monkeypatch):
+def test_windows_gets_task_scheduler_and_other_platforms_the_command_line(monkeypatch):
     from groove.errors import ConfigError
     from groove.service import backend_for
 
     monkeypatch.setattr(sys, "platform", "win32")
+    assert backend_for().kind == "schtasks"
+    monkeypatch.setattr(sys, "platform", "freebsd14")
     with pytest.raises(ConfigError, match="groove serve --transport http --config"):
         backend_for()
 

@@ -31,7 +31,7 @@ def graph_options(func: Any) -> Any:
 @cli.command("graph")
 @graph_options
 @format_option("json", "text", "dot", "svg", default="json")
-@kb_options()
+@kb_options(model=True)
 def graph_command(kb: KnowledgeBase, fmt: str, **arguments: Any) -> None:
     """Documents connected to --start by embedding similarity (needs an index)."""
     from groove.graph import connection_graph, render_dot, render_svg, render_text

@@ -11,14 +11,12 @@ from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
 from groove.cli.usage import fail
-from groove.embedders import EMBEDDERS
 from groove.kb import KnowledgeBase
 
 
 def _overrides(kwargs: dict) -> dict:
-    model = kwargs.pop("model", None)
     ray = kwargs.pop("ray", None)
-    out: dict = {"model": model} if model else {}
+    out: dict = {}
     if ray:
         out["index"] = {"executor": "ray", "ray_address": ray}
     return out
@@ -26,7 +24,6 @@ def _overrides(kwargs: dict) -> dict:
 
 @cli.command("index")
 @click.option("--force", is_flag=True, help="Rebuild every document (needed to change model or contextual mode).")
-@click.option("--model", default=None, help=f"Embedding model id (overrides groove.toml): {EMBEDDERS.accepted()}.")
 @click.option("--ray", "ray", default=None, metavar="ADDRESS",
               help="Embed on a Ray cluster: 'local' (a private one for this run), 'auto' (the "
                    "cluster `ray start` made) or host:port. Needs groove[ray]; see docs/scaling.md.")
@@ -35,7 +32,7 @@ def _overrides(kwargs: dict) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-wait", is_flag=True,
               help="When another process is writing the index, exit 2 at once instead of waiting.")
-@kb_options(overrides=_overrides)
+@kb_options(overrides=_overrides, model=True)
 def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool,
                   no_wait: bool) -> None:
     """Index the folder incrementally: changed files are re-embedded, renames kept, deletions applied.

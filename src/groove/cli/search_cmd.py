@@ -50,7 +50,7 @@ def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
 @cli.command("search")
 @click.argument("query")
 @format_option("json", "text", default="json")
-@kb_options(overrides=search_overrides)
+@kb_options(overrides=search_overrides, model=True)
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
     """Search the knowledge base; answers at once from what is indexed.

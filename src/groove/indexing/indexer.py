@@ -36,6 +36,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from groove.checks.validate import declared_field_names, field_strings, kb_schema
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
@@ -120,7 +121,11 @@ class _Run:
     reporter: Reporter
     contextual: bool
     write_lock: AbstractContextManager
+    #: The frontmatter keys groove-schema.toml declares (stored per document).
+    declared: tuple[str, ...] = ()
     summary: IndexSummary = field(default_factory=IndexSummary)
+    #: Paths whose rows this run wrote (their declared fields are current).
+    written: set[str] = field(default_factory=set)
     #: The embedder's tokenizer, memoised for the run: chunking asks for the same
     #: text several times (fit test, stub test, the chunk's count), and one call
     #: costs about a microsecond per character, the bulk of the rows pass.
@@ -201,13 +206,16 @@ def run_index(
     folder): the index is then searchable by full text and stays incomplete.
     """
     started = time.perf_counter()
+    # A schema that does not load stops the run before anything is written: indexing
+    # without it would make every --field filter answer empty and say nothing.
+    declared = declared_field_names(kb_schema(config.kb_path))
     embedder = embedder_factory()
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
                               embedder_url=embedder.source)
     store.set_meta(build_state=BUILDING)
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
-               write_lock or nullcontext())
+               write_lock or nullcontext(), declared)
 
     files = FileSet.from_config(config)
     on_disk = _files_to_consider(run, files, only_paths)
@@ -233,6 +241,8 @@ def run_index(
 
     if whole_policy:
         store.set_meta(chunk_policy=CHUNK_POLICY)
+    if store.meta().declared_fields != declared:
+        _refresh_declared_fields(run)
     if not embed:
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)
@@ -243,6 +253,52 @@ def run_index(
     run.summary.elapsed_s = time.perf_counter() - started
     run.reporter.finish(run.summary)
     return run.summary
+
+
+def _refresh_declared_fields(run: _Run) -> None:
+    """The schema declares another set of keys: rewrite every Markdown document's field
+    rows (no chunk, no vector is touched), then record the set.
+
+    Documents this run wrote already carry the new set; a file that cannot be
+    read or parsed now keeps its old rows (it is skipped again by the next run).
+    """
+    batch: dict[str, dict[str, tuple[str, ...]]] = {}
+
+    def flush() -> None:
+        with run.write_lock:
+            run.store.write_fields(batch)
+        batch.clear()
+
+    for rel_path in sorted(set(run.store.document_hashes()) - run.written):
+        if not _carries_fields(run, rel_path):
+            continue
+        try:
+            data = read_file_safely(run.config.kb_path, rel_path)
+            parser = get_parser_for(rel_path, run.config.parsers.enabled)
+            assert parser is not None  # _carries_fields checked it
+            parsed = parser.parse(data, rel_path)
+        except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the refresh
+            log.warning("%s: declared fields not refreshed (%s)", rel_path, exc)
+            continue
+        batch[rel_path] = _declared_values(run, rel_path, parsed)
+        if len(batch) >= 256:
+            flush()
+    flush()
+    run.store.set_meta(declared_fields=run.declared)
+
+
+def _carries_fields(run: _Run, rel_path: str) -> bool:
+    """Only Markdown has frontmatter whose keys a schema declares."""
+    parser = get_parser_for(rel_path, run.config.parsers.enabled)
+    return parser is not None and parser.id == "md"
+
+
+def _declared_values(run: _Run, rel_path: str,
+                     parsed: ParsedDocument) -> dict[str, tuple[str, ...]]:
+    if not run.declared or not _carries_fields(run, rel_path):
+        return {}
+    values = {key: field_strings(parsed.metadata.get(key)) for key in run.declared}
+    return {key: strings for key, strings in values.items() if strings}
 
 
 def _embed_pending(run: _Run, executor_factory: ExecutorFactory) -> None:
@@ -327,6 +383,7 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     record = replace(_record(run, rel_path, data, digest, parsed), chunking=plan.chunking)
     with run.write_lock:
         run.store.write_document(record, chunks, None)
+    run.written.add(rel_path)
     setattr(run.summary, action, getattr(run.summary, action) + 1)
     run.reporter.file_done(rel_path, action, f"{len(chunks)} chunks")
 
@@ -345,6 +402,7 @@ def _renamed(run: _Run, old_path: str, record: DocumentRecord) -> bool:
                  record.path, old_path)
         return False
     run.summary.renamed += 1
+    run.written.add(record.path)
     run.reporter.file_done(record.path, "renamed", f"from {old_path}")
     return True
 
@@ -403,6 +461,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         size=len(data),
         mtime=mtime,
         binary_format=parsed.binary_format,
+        fields=_declared_values(run, rel_path, parsed),
     )
 
 

@@ -60,6 +60,8 @@ class ServiceSpec:
     config_path: Path | None = None
     db_path: Path | None = None
     python: str = sys.executable
+    #: ``--i-know``: the service may bind a non-loopback address (no authentication).
+    i_know: bool = False
 
     @property
     def port(self) -> int:
@@ -73,7 +75,8 @@ class ServiceSpec:
         args += ["--kb-path", str(self.kb_path)]
         if self.db_path is not None:
             args += ["--db-path", str(self.db_path)]
-        return [*args, "--bind", str(self.bind)]
+        args += ["--bind", str(self.bind)]
+        return [*args, "--i-know"] if self.i_know else args
 
     @classmethod
     def from_argv(cls, name: str, argv: list[str]) -> ServiceSpec | None:
@@ -93,4 +96,4 @@ class ServiceSpec:
         return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=bind,
                    config_path=Path(opts["--config"]) if "--config" in opts else None,
                    db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
-                   python=argv[0])
+                   python=argv[0], i_know="--i-know" in rest)
