@@ -55,6 +55,9 @@ WINDOWS_PER_PASS = 32
 WINDOW_TOKENS_MIN = 4096
 #: ... nor more than this.
 WINDOW_TOKENS_MAX = 16384
+#: The first window is at most this, so the first batch (and with it the rate
+#: and the ETA a person is waiting for) comes back within seconds.
+WINDOW_TOKENS_FIRST = 1024
 #: Upper bound on the model tokens of one batch ...
 BATCH_TOKENS = 8192
 #: ... and on its number of texts.
@@ -291,12 +294,13 @@ class _WindowFeed:
     def batches(self) -> Iterator[EmbedBatch]:
         window: list[EmbedItem] = []
         size = 0
+        budget = min(self.window_tokens, WINDOW_TOKENS_FIRST)
         for document in self._documents():
             window += document
             size += sum(item.tokens for item in document)
-            if size >= self.window_tokens:
+            if size >= budget:
                 yield from self._release(window)
-                window, size = [], 0
+                window, size, budget = [], 0, self.window_tokens
         if window:
             yield from self._release(window)
 
