@@ -11,6 +11,7 @@ from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
 from groove.cli.usage import fail
+from groove.errors import Busy
 from groove.kb import KnowledgeBase
 
 
@@ -47,6 +48,8 @@ def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, a
     reporter = make_reporter(quiet=quiet, progress=progress)
     try:
         summary = kb.index(force=force, reporter=reporter, wait=not no_wait)
+    except Busy as exc:  # only --no-wait gets here; the advice is the command line's own
+        raise Busy(f"{exc} (or run again without --no-wait to wait for it)") from None
     except KeyboardInterrupt:
         reporter.stop()
         fail(interrupted_message(kb), 130)

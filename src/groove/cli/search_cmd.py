@@ -69,6 +69,9 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
         request = request.replace(all_language_spans=True)  # people read it: highlight every language
     kb.ensure_index(reporter=make_reporter(quiet=False, progress=True), wait=False, finish=False)
     response = kb.search(request)
+    if response.index is not None and response.index.state != "missing":
+        # the count of changed files started with the search; a one-shot run reports it
+        response.index = kb.index_state(wait_for_files=True)
     note = response.index.note() if response.index is not None else None
     if note:
         click.echo(f"note: {note}", err=True)

@@ -8,6 +8,9 @@ Scheduler task started at logon (docs/deployment.md). Rules kept here, once:
 * a config file found by discovery is *untrusted*, but a service runs it with
   ``--config``, which trusts it: install refuses until the user names it with
   ``--config`` themselves;
+* groove only touches files it wrote (they carry its marker and read back as
+  a groove service): ``install --name X`` will not overwrite somebody else's
+  ``X``, and ``uninstall --name X`` will not remove it;
 * without a running service manager (containers, CI) install still writes the
   file and says which commands start it; ``status`` then reports the manager's
   state as unknown and probes ``/healthz`` on the service's port instead.
@@ -16,6 +19,7 @@ Scheduler task started at logon (docs/deployment.md). Rules kept here, once:
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from groove.errors import ConfigError, NotFound
 from groove.service.base import Backend
 from groove.service.spec import ServiceSpec, check_name, check_path_arg, default_name
+from groove.store.files import replace_atomically
 
 if TYPE_CHECKING:
     from groove.config import Config
@@ -194,10 +199,13 @@ def install(backend: Backend, spec: ServiceSpec, *, auto_start: bool = True,
     """
     _check_clashes(backend, spec, force)
     path = backend.path_for(spec.name)
+    if os.path.lexists(path) and backend.read(path) is None:
+        raise ConfigError(f"{path} exists and was not written by `groove service install`; "
+                          "groove will not overwrite it: pick another name with --name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(backend.render(spec), encoding=backend.encoding)
-    tmp.replace(path)
+    text = backend.render(spec)
+    replace_atomically(path, lambda tmp: tmp.write_text(text, encoding=backend.encoding),
+                       "the service file")
     backend.prepare(spec.name)
     logs = backend.log_hint(spec.name)
     out = Outcome(path, [f"wrote {path}"])
@@ -242,10 +250,10 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
               purge: bool = False) -> Outcome:
     """Stop and remove the service; ``purge`` also deletes its index (never the notes)."""
     path, spec = find(backend, name=name, kb_path=kb_path)
-    if purge and spec is None:
-        raise ConfigError(f"{path} was not written by groove service install, so groove cannot "
-                          "tell which index it uses; remove it without --purge")
-    service = spec.name if spec else path.stem
+    if spec is None:
+        raise ConfigError(f"{path} was not written by `groove service install` (it has no groove "
+                          "marker), so groove leaves it alone; remove it yourself if you mean to")
+    service = spec.name
     out = Outcome(path)
     manager_ok = backend.unavailable() is None
     if manager_ok:
@@ -261,7 +269,7 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
         out.messages.append("no service manager is running here: if the service runs "
                             "elsewhere, stop it there with: "
                             + " && ".join(" ".join(c) for c in backend.stop_commands(service)))
-    if purge and spec is not None:
+    if purge:
         for target in purge_targets(spec):
             if target.is_file() and not target.is_symlink():
                 target.unlink()

@@ -47,6 +47,9 @@ def check_path_arg(path: Path, what: str) -> Path:
     if any(ord(c) < 32 or ord(c) == 127 for c in str(path)):
         raise ConfigError(f"{what} {str(path)!r} contains a control character (e.g. a newline); "
                           "a service file cannot hold it — rename the folder")
+    if str(path).endswith("\\"):
+        raise ConfigError(f"{what} {str(path)!r} ends with a backslash, which a service file "
+                          "reads as 'continued on the next line' — rename the folder")
     return path
 
 
