@@ -30,16 +30,26 @@ def service_group() -> None:
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
               help="Port to serve on (default: the port of [transport.http] bind).")
 @click.option("--dry-run", is_flag=True, help="Print the service file; write and start nothing.")
+@click.option("--socket", "socket_unit", is_flag=True,
+              help="systemd only: also write <name>.socket listening on the bind address; the "
+                   "service starts on the first connection and serves on the socket it is "
+                   "passed (serve --systemd-socket).")
 @_MANAGER
 @kb_options()
 def install_command(kb: KnowledgeBase, name: str | None, port: int | None, dry_run: bool,
-                    manager: str | None) -> None:
+                    socket_unit: bool, manager: str | None) -> None:
     """Install (and start, when a service manager runs) `groove serve --transport http` for this KB."""
     from groove.service import backend_for, install, spec_for
 
     backend = backend_for(manager)
-    spec = spec_for(kb.config, name=name, port=port)
+    if socket_unit and backend.kind != "systemd":
+        raise click.UsageError("--socket writes a systemd .socket unit; launchd does not pass "
+                               "sockets the way `serve --systemd-socket` takes them")
+    spec = spec_for(kb.config, name=name, port=port, socket=socket_unit)
     if dry_run:
+        for extra, text in backend.companion_files(spec).items():
+            click.echo(f"# {extra}")
+            click.echo(text)
         click.echo(f"# {backend.path_for(spec.name)}")
         click.echo(backend.render(spec), nl=False)
         return

@@ -121,6 +121,8 @@ class HttpTransportConfig(_Section):
         10.0, gt=0, le=3600, description="seconds in (0, 3600] to send a request's headers")
     keepalive_timeout_s: int = Field(
         5, ge=1, le=3600, description="whole seconds in 1..3600 an idle connection stays open")
+    systemd_socket: bool = Field(
+        False, description="true or false (serve on the one socket systemd passes; not with bind)")
 
     @field_validator("bind")
     @classmethod

@@ -63,7 +63,7 @@ def windows_command() -> str:
 
 
 def spec_for(config: Config, *, name: str | None = None, port: int | None = None,
-             python: str | None = None) -> ServiceSpec:
+             python: str | None = None, socket: bool = False) -> ServiceSpec:
     """The service for ``config``'s knowledge base (refusing an untrusted discovered config)."""
     from groove.server import resolve_bind
 
@@ -85,6 +85,7 @@ def spec_for(config: Config, *, name: str | None = None, port: int | None = None
         config_path=check_path_arg(source.resolve(), "--config") if source is not None else None,
         db_path=None if db_path == default_db else check_path_arg(db_path, "db_path"),
         python=python or sys.executable,
+        socket=socket,
     )
 
 
@@ -168,17 +169,27 @@ def _check_clashes(backend: Backend, spec: ServiceSpec) -> None:
                               f"({other.kb_path}); pick another with --port")
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
 def install(backend: Backend, spec: ServiceSpec) -> Outcome:
     """Write the service file and start it when a service manager is running."""
     _check_clashes(backend, spec)
     path = backend.path_for(spec.name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(backend.render(spec), encoding="utf-8")
-    tmp.replace(path)
+    companions = backend.companion_files(spec)
+    for stale in backend.companion_paths(spec.name):
+        if stale not in companions:
+            stale.unlink(missing_ok=True)  # reinstalled without --socket
+    for extra, text in companions.items():
+        _write_atomically(extra, text)
+    _write_atomically(path, backend.render(spec))
     backend.prepare(spec.name)
     logs = backend.log_hint(spec.name)
-    out = Outcome(path, [f"wrote {path}"])
+    out = Outcome(path, [f"wrote {extra}" for extra in companions] + [f"wrote {path}"])
     reason = backend.unavailable()
     commands = backend.start_commands(spec.name)
     if reason is not None:
@@ -219,6 +230,10 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None) -> Ou
                 out.messages.append(f"note: `{' '.join(command)}`: {error}")
     path.unlink()
     out.messages.append(f"removed {path}")
+    for extra in backend.companion_paths(service):
+        if extra.exists():
+            extra.unlink()
+            out.messages.append(f"removed {extra}")
     if manager_ok:
         for command in backend.after_remove_commands():
             backend.run(command)

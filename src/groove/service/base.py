@@ -34,6 +34,14 @@ class Backend(ABC):
     @abstractmethod
     def installed(self) -> list[Path]: ...
 
+    def companion_files(self, spec: ServiceSpec) -> dict[Path, str]:
+        """Files installed beside the main one (a systemd .socket unit), path -> text."""
+        return {}
+
+    def companion_paths(self, name: str) -> list[Path]:
+        """Every companion file a service of this name may have (removed on uninstall)."""
+        return []
+
     def prepare(self, name: str) -> None:
         """Create what the service needs besides its file (e.g. its log folder)."""
         return None

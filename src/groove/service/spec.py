@@ -60,6 +60,9 @@ class ServiceSpec:
     config_path: Path | None = None
     db_path: Path | None = None
     python: str = sys.executable
+    #: Socket activation: the service manager binds ``bind`` (a .socket unit) and
+    #: groove serves on the socket it passes (``serve --systemd-socket``).
+    socket: bool = False
 
     @property
     def port(self) -> int:
@@ -73,15 +76,27 @@ class ServiceSpec:
         args += ["--kb-path", str(self.kb_path)]
         if self.db_path is not None:
             args += ["--db-path", str(self.db_path)]
+        if self.socket:
+            return [*args, "--systemd-socket"]
         return [*args, "--bind", str(self.bind)]
 
     @classmethod
-    def from_argv(cls, name: str, argv: list[str]) -> ServiceSpec | None:
-        """Read a spec back from a command line written by :meth:`argv` (None: not ours)."""
+    def from_argv(cls, name: str, argv: list[str],
+                  listen: BindAddress | None = None) -> ServiceSpec | None:
+        """Read a spec back from a command line written by :meth:`argv` (None: not ours).
+
+        ``listen``: the address of the service's socket unit, for a socket-activated one.
+        """
         if len(argv) < 4 or argv[1:4] != ["-m", "groove", "serve"]:
             return None
         opts: dict[str, str] = {}
         rest = argv[4:]
+        socket = "--systemd-socket" in rest
+        if socket:
+            if listen is None:
+                return None
+            rest = [arg for arg in rest if arg != "--systemd-socket"]
+            opts["--bind"] = str(listen)
         for flag, value in zip(rest[::2], rest[1::2], strict=False):
             opts[flag] = value
         if "--kb-path" not in opts or "--bind" not in opts:
@@ -93,4 +108,4 @@ class ServiceSpec:
         return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=bind,
                    config_path=Path(opts["--config"]) if "--config" in opts else None,
                    db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
-                   python=argv[0])
+                   python=argv[0], socket=socket)
