@@ -1,5 +1,8 @@
 """Logging set-up: always stderr, level from ``GROOVE_LOG`` (default ``info``).
 
+GrooveSeek's ``RUST_LOG`` is read when ``GROOVE_LOG`` is not set
+(:func:`level_from_rust_log`), with one note saying so.
+
 stdout belongs to results (and to MCP frames under ``serve`` on stdio), so no
 handler here ever writes to it.
 """
@@ -36,9 +39,42 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
         pass
 
 
+#: RUST_LOG level names -> groove's (``trace`` has no finer groove level; ``off`` keeps errors).
+_RUST_LEVELS = {"trace": "debug", "debug": "debug", "info": "info", "warn": "warning",
+                "error": "error", "off": "critical"}
+#: RUST_LOG targets that mean "this program" (GrooveSeek's crate, or groove).
+_OWN_TARGETS = ("grooveseek", "groove")
+_noted: set[str] = set()
+
+
+def level_from_rust_log(value: str) -> str | None:
+    """The level a GrooveSeek ``RUST_LOG`` asks of this program, or None if it names none.
+
+    ``grooveseek=debug`` (or ``groove=debug``) wins over a bare default level
+    (``debug``, ``info,hyper=warn``); other crates' targets are ignored.
+    """
+    default = own = None
+    for directive in value.split(","):
+        target, eq, level = directive.strip().partition("=")
+        if not eq:
+            target, level = "", target
+        mapped = _RUST_LEVELS.get(level.strip().lower())
+        if mapped is None:
+            continue
+        if not target:
+            default = mapped
+        elif target.strip().split("::")[0] in _OWN_TARGETS:
+            own = mapped
+    return own or default
+
+
 def configure_logging(level: str | None = None) -> None:
     """Route the ``groove`` loggers to stderr at the level GROOVE_LOG asks for."""
-    name = (level or os.environ.get("GROOVE_LOG") or "info").strip().lower()
+    rust_log = os.environ.get("RUST_LOG", "")
+    from_rust = None
+    if level is None and not os.environ.get("GROOVE_LOG") and rust_log.strip():
+        from_rust = level_from_rust_log(rust_log)
+    name = (level or os.environ.get("GROOVE_LOG") or from_rust or "info").strip().lower()
     if name not in _LEVELS:
         name = "info"
     logging.getLogger().setLevel(name.upper())
@@ -54,3 +90,7 @@ def configure_logging(level: str | None = None) -> None:
     # Our handler is the one that prints; the MCP SDK installs its own on the
     # root logger, and propagating would print every line twice.
     root.propagate = False
+    if from_rust is not None and rust_log not in _noted:
+        _noted.add(rust_log)
+        print(f"note: RUST_LOG={rust_log} is GrooveSeek's setting; read as GROOVE_LOG="
+              f"{from_rust} (set GROOVE_LOG instead)", file=sys.stderr)

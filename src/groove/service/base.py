@@ -1,4 +1,4 @@
-"""What every service-manager backend (systemd, launchd) offers the orchestration."""
+"""What every service-manager backend (systemd, launchd, Task Scheduler) offers the orchestration."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ class Backend(ABC):
     """One platform's service manager: where files go, how they read back, how to start them."""
 
     kind: str
+    #: How the service file is encoded on disk.
+    encoding = "utf-8"
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
         self.env = dict(os.environ if env is None else env)
@@ -41,6 +43,10 @@ class Backend(ABC):
     def companion_paths(self, name: str) -> list[Path]:
         """Every companion file a service of this name may have (removed on uninstall)."""
         return []
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` (a companion file) was written by groove and may be replaced."""
+        return True
 
     def prepare(self, name: str) -> None:
         """Create what the service needs besides its file (e.g. its log folder)."""

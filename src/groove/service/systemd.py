@@ -66,6 +66,12 @@ class Systemd(Backend):
     def companion_paths(self, name: str) -> list[Path]:
         return [self.socket_path_for(name)]
 
+    def owns(self, path: Path) -> bool:
+        try:
+            return path.read_text(encoding="utf-8").startswith(MARKER)
+        except (OSError, UnicodeDecodeError):
+            return False
+
     def render_socket(self, spec: ServiceSpec) -> str:
         """The .socket unit of a socket-activated service: systemd binds, groove inherits."""
         kb = _escape_specifiers(str(spec.kb_path))
