@@ -1,10 +1,16 @@
-"""Logging set-up: always stderr, level from ``GROOVE_LOG`` (default ``info``).
+"""Logging set-up: always stderr, level from ``GROOVE_LOG`` (default ``note``).
 
 GrooveSeek's ``RUST_LOG`` is read when ``GROOVE_LOG`` is not set
 (:func:`level_from_rust_log`), with one note saying so.
 
 stdout belongs to results (and to MCP frames under ``serve`` on stdio), so no
 handler here ever writes to it.
+
+The default is quiet: warnings, errors and *notes* (:data:`NOTE`, the few
+lines a user running a command wants to see: the address a server listens
+on, a model being downloaded, what the watcher re-indexed). Routine details
+(which configuration file was read, an index reopened) are ``info`` and only
+shown with ``GROOVE_LOG=info`` or ``debug``.
 """
 
 from __future__ import annotations
@@ -13,7 +19,13 @@ import logging
 import os
 import sys
 
-_LEVELS = {"debug", "info", "warning", "error", "critical"}
+#: Between INFO and WARNING: shown by default (:func:`note` logs at it).
+NOTE = 25
+logging.addLevelName(NOTE, "NOTE")
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "note": NOTE,
+           "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL}
+#: The level when GROOVE_LOG is unset (or not one of the names above).
+DEFAULT_LEVEL = "note"
 #: Loggers of the libraries groove starts (HTTP server, MCP SDK, HTTP client):
 #: GROOVE_LOG applies to them too, not only to groove's own.
 THIRD_PARTY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp", "starlette",
@@ -74,14 +86,13 @@ def configure_logging(level: str | None = None) -> None:
     from_rust = None
     if level is None and not os.environ.get("GROOVE_LOG") and rust_log.strip():
         from_rust = level_from_rust_log(rust_log)
-    name = (level or os.environ.get("GROOVE_LOG") or from_rust or "info").strip().lower()
-    if name not in _LEVELS:
-        name = "info"
-    logging.getLogger().setLevel(name.upper())
+    name = (level or os.environ.get("GROOVE_LOG") or from_rust or DEFAULT_LEVEL).strip().lower()
+    number = _LEVELS.get(name, _LEVELS[DEFAULT_LEVEL])
+    logging.getLogger().setLevel(number)
     for other in THIRD_PARTY_LOGGERS:
-        logging.getLogger(other).setLevel(name.upper())
+        logging.getLogger(other).setLevel(number)
     root = logging.getLogger("groove")
-    root.setLevel(name.upper())
+    root.setLevel(number)
     if not any(getattr(h, "_groove", False) for h in root.handlers):
         handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -94,3 +105,8 @@ def configure_logging(level: str | None = None) -> None:
         _noted.add(rust_log)
         print(f"note: RUST_LOG={rust_log} is GrooveSeek's setting; read as GROOVE_LOG="
               f"{from_rust} (set GROOVE_LOG instead)", file=sys.stderr)
+
+
+def note(logger: logging.Logger, message: str, *args: object) -> None:
+    """Log ``message`` at :data:`NOTE`: shown at the default level, unlike ``info``."""
+    logger.log(NOTE, message, *args)

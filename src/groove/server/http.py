@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groove._logging import note
 from groove.config.bind import BindAddress
 from groove.errors import ConfigError, GrooveError
 from groove.server.http_limits import CompleteBody
@@ -306,7 +307,7 @@ def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | No
     if cap < http.max_connections:
         log.warning("max_connections lowered from %d to %d to stay below the open-file limit",
                     http.max_connections, cap)
-    log.info("serving MCP on %s/mcp (UI: /ui)", listener.describe())
+    note(log, "serving MCP on %s/mcp (UI: /ui)", listener.describe())
     uv_config: Any = uvicorn.Config(
         app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
         http=guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=cap,
