@@ -47,6 +47,7 @@ from groove.config.model import VectorsConfig
 from groove.models import ChunkColumns, DocumentMeta
 from groove.search import ann
 from groove.search.filters import ChunkFilter
+from groove.search.language import is_cjk
 from groove.search.resident import ResidentMatrix
 from groove.store.base import Store
 
@@ -89,6 +90,7 @@ class VectorIndex:
         #: Which rows hold a real vector (False: the chunk waits for its embedding).
         self.embedded = np.zeros(0, dtype=bool)
         self._doc_slot = np.zeros(0, dtype=np.int32)
+        self._cjk = np.zeros(0, dtype=bool)
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
         self.documents: tuple[DocumentMeta, ...] = ()
@@ -152,6 +154,9 @@ class VectorIndex:
         binary_doc = np.fromiter((d.binary_format for d in columns.documents), dtype=bool,
                                  count=len(columns.documents))
         self._binary = binary_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
+        cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
+                              count=len(columns.documents))
+        self._cjk = cjk_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -182,6 +187,14 @@ class VectorIndex:
             missing = [c for c, p in zip(chunk_ids, pos.tolist(), strict=True) if p < 0]
             raise KeyError(f"chunk ids not in the resident index: {missing[:5]}")
         return self.matrix.vectors(pos)
+
+    def script_mask(self, cjk: bool) -> np.ndarray:
+        """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py)."""
+        return self._cjk if cjk else ~self._cjk
+
+    def in_script(self, chunk_ids: list[int], cjk: bool) -> list[bool]:
+        """For each resident chunk id: is its document written in that script family?"""
+        return (self._cjk[self.positions(chunk_ids)] == cjk).tolist()
 
     # --- filtering ----------------------------------------------------------------
     def mask(self, chunk_filter: ChunkFilter) -> np.ndarray:
