@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,8 +184,12 @@ class KnowledgeBase:
         waited for, or with ``wait=False`` refused with Busy naming it.
         The index is health-checked first: a damaged one is refused with the
         recovering command, and with ``force`` rebuilt into a fresh file that
-        replaces it (docs/troubleshooting.md).
+        replaces it (docs/troubleshooting.md). A ``groove-schema.toml`` that does
+        not load is refused before any of that (the run reads it again).
         """
+        from groove.checks.validate import kb_schema
+
+        kb_schema(self.kb_path)
         self.check_model(force=force)
         if not self.has_index():
             self._load_embedder()
@@ -197,16 +201,23 @@ class KnowledgeBase:
                 self._drop_store()
                 if not force:
                     raise
-                return self._rebuild_damaged(reporter)
-            if self.config.index.executor == "ray":
-                from groove.indexing.ray_executor import ray_executors
+                return self._rebuild_aside(reporter, damaged=True)
+            if force and store.meta().model_id is not None:
+                return self._rebuild_aside(reporter, damaged=False)
+            return self._run_index(store, force=force, reporter=reporter, write_lock=self._lock)
 
-                with ray_executors(self.config, self.config.index.ray_address) as on_ray:
-                    return run_index(self.config, store, self._load_embedder, force=force,
-                                     reporter=reporter, write_lock=self._lock,
-                                     executor_factory=on_ray)
-            return run_index(self.config, store, self._load_embedder,
-                             force=force, reporter=reporter, write_lock=self._lock)
+    def _run_index(self, store: Store, *, force: bool, reporter: Reporter | None,
+                   write_lock: AbstractContextManager[Any] | None) -> IndexSummary:
+        """One indexing run into ``store``, on Ray when ``[index] executor`` says so."""
+        if self.config.index.executor == "ray":
+            from groove.indexing.ray_executor import ray_executors
+
+            with ray_executors(self.config, self.config.index.ray_address) as on_ray:
+                return run_index(self.config, store, self._load_embedder, force=force,
+                                 reporter=reporter, write_lock=write_lock,
+                                 executor_factory=on_ray)
+        return run_index(self.config, store, self._load_embedder, force=force,
+                         reporter=reporter, write_lock=write_lock)
 
     @contextmanager
     def _writing(self, wait: bool) -> Iterator[None]:
@@ -220,22 +231,41 @@ class KnowledgeBase:
             self._files_newer.clear()
             self._index_lock.release()
 
-    def _rebuild_damaged(self, reporter: Reporter | None) -> IndexSummary:
-        """Build a fresh index beside the damaged one, then swap it in atomically."""
+    def _rebuild_aside(self, reporter: Reporter | None, *, damaged: bool) -> IndexSummary:
+        """``index --force``: build a fresh index beside the current one, then swap it in.
+
+        Until the swap the current index is untouched and keeps answering
+        searches (here and in other processes); a failed build leaves it as it
+        was and removes the half-built file (docs/index-lifecycle.md).
+        """
         from groove.store import open_store
-        from groove.store.recovery import rebuild_path, replace_damaged
+        from groove.store.recovery import discard_rebuild, rebuild_path, swap_in
 
         fresh_path = rebuild_path(self.db_path)
-        log.warning("the index %s is damaged: rebuilding it into %s", self.db_path, fresh_path)
-        fresh = open_store(fresh_path, create=True)
+        if damaged:
+            log.warning("the index %s is damaged: rebuilding it into %s", self.db_path, fresh_path)
+        else:
+            log.info("rebuilding the index %s into %s; searches use the current one meanwhile",
+                     self.db_path, fresh_path)
         try:
-            summary = run_index(self.config, fresh, self._load_embedder, force=True,
-                                reporter=reporter)
-        finally:
-            fresh.close()
+            fresh = open_store(fresh_path, create=True)
+            try:
+                summary = self._run_index(fresh, force=True, reporter=reporter, write_lock=None)
+            finally:
+                fresh.close()
+        except BaseException:
+            discard_rebuild(fresh_path)
+            raise
         with self._lock:
-            replace_damaged(self.db_path, fresh_path)
+            self._drop_store()
+            swap_in(self.db_path, fresh_path, damaged=damaged)
         return summary
+
+    def _forget_if_replaced(self) -> None:
+        """Drop the open store when the file at db_path is another one now (one ``stat``)."""
+        if self._store is not None and self._store_file != _file_identity(self.db_path):
+            log.info("the index file %s was replaced: reopening it", self.db_path)
+            self._drop_store()
 
     def _drop_store(self) -> None:
         """Forget the open store, so the next use opens whatever file is at db_path now."""
@@ -311,6 +341,7 @@ class KnowledgeBase:
 
     def _writable_store(self) -> Store:
         with self._lock:
+            self._forget_if_replaced()
             if self._store is None:
                 self._store = self._open_store(create=True)
             return self._store
@@ -387,9 +418,7 @@ class KnowledgeBase:
         ``groove index --force`` has swapped it in (one ``stat`` per call), and
         after a damage error it reopens the path on the next call.
         """
-        if self._store is not None and self._store_file != _file_identity(self.db_path):
-            log.info("the index file %s was replaced: reopening it", self.db_path)
-            self._drop_store()
+        self._forget_if_replaced()
         try:
             yield
         except CorruptIndexError:
@@ -443,6 +472,7 @@ class KnowledgeBase:
             store.check_health()
             meta = store.meta()
             stats = store.stats()
+            field_rows = store.field_row_count()
         last = stats.last_indexed or meta.last_indexed
         writer = self.writer()
         return {
@@ -455,6 +485,8 @@ class KnowledgeBase:
             "context_mode": meta.context_mode or context_mode_name(False),
             "last_indexed": iso_time(last),
             "tags_unreadable": stats.tags_invalid,
+            "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
+            "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},
             "index": self.index_state().to_json(),
         }

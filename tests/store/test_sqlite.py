@@ -326,24 +326,59 @@ def test_migration_from_older_schema_version(
     store.close()
     calls: list[int] = []
 
-    def to_v2(conn: sqlite3.Connection) -> None:
-        calls.append(2)
+    base = sqlite_mod.SCHEMA_VERSION
+
+    def add_column(conn: sqlite3.Connection) -> None:
+        calls.append(base + 1)
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
 
-    def to_v3(conn: sqlite3.Connection) -> None:
-        calls.append(3)
+    def fill_column(conn: sqlite3.Connection) -> None:
+        calls.append(base + 2)
         conn.execute("UPDATE documents SET extra = 'v3'")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 3)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {2: to_v2, 3: to_v3})
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 2)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: add_column, base + 2: fill_column})
     s = open_store(db)
-    assert calls == [2, 3]
-    assert s.meta().schema_version == 3
+    assert calls == [base + 1, base + 2]
+    assert s.meta().schema_version == base + 2
     assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("v3",)
     assert fts_ids(s, '"migration"')
     s.close()
     open_store(db).close()  # already current: nothing re-applied
-    assert calls == [2, 3]
+    assert calls == [base + 1, base + 2]
+
+
+def as_version_1(db: Path) -> None:
+    """Turn a current index file back into the version-1 layout groove wrote before."""
+    with sqlite3.connect(db) as c:
+        c.execute("DROP TABLE document_fields")
+        c.execute("ALTER TABLE documents DROP COLUMN chunking")
+        c.execute("DELETE FROM index_meta WHERE key = 'chunk_policy'")
+        c.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
+
+
+def test_a_version_1_index_with_documents_records_the_legacy_chunk_policy(
+    store: SQLiteStore, db: Path
+) -> None:
+    """Its long files may have lost their tails: the migration says so, doctor reads it."""
+    store.write_document(record("a.md"), chunks("kept across migration"), vecs(1))
+    store.close()
+    as_version_1(db)
+    s = open_store(db)
+    assert s.meta().schema_version == 2 and s.meta().chunk_policy == "legacy"
+    assert s.get_document("a.md").chunking == "sections"
+    assert fts_ids(s, '"migration"')
+    s.close()
+
+
+def test_an_empty_version_1_index_records_the_current_chunk_policy(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.close()
+    as_version_1(db)
+    s = open_store(db)
+    assert s.meta().chunk_policy == "whole-file"
+    s.close()
 
 
 def test_failed_migration_rolls_back(
@@ -355,12 +390,14 @@ def test_failed_migration_rolls_back(
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
         conn.execute("SELECT * FROM no_such_table")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {2: broken})
+    base = sqlite_mod.SCHEMA_VERSION
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 1)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: broken})
     with pytest.raises(GrooveError):
         open_store(db)
     with sqlite3.connect(db) as c:
-        assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == ("1",)
+        assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == (
+            str(base),)
         assert "extra" not in [r[1] for r in c.execute("PRAGMA table_info(documents)")]
 
 
@@ -368,7 +405,7 @@ def test_missing_migration_step_is_refused(
     store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.close()
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", sqlite_mod.SCHEMA_VERSION + 1)
     monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {})
     with pytest.raises(IndexMismatchError, match="--force"):
         open_store(db)

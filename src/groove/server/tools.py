@@ -21,7 +21,7 @@ import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -214,7 +214,8 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}).")
-    add(list_topics, "Categories and topics in the knowledge base, with document counts.")
+    add(list_topics, "Categories and topics in the knowledge base, with document counts, and "
+                     "the folder tree (children: segment, file_count, children).")
     add(get_connection_graph, "Documents related to a start document, by embedding similarity "
                               "(BFS, similarity calibrated to the model).",
         schema=model_input_schema(GraphParams, "get_connection_graphArguments"))
@@ -245,6 +246,7 @@ def document_json(doc: Any) -> dict[str, Any]:
 
 
 def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
+    """Categories and topics with counts, and the folder tree (docs/mcp.md, 'list_topics')."""
     docs = kb.list_documents()
     categories = Counter(d.category for d in docs if d.category)
     topics = Counter(d.topic for d in docs if d.topic)
@@ -253,7 +255,30 @@ def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
         "categories": [{"name": k, "documents": v} for k, v in sorted(categories.items())],
         "topics": [{"name": k, "documents": v} for k, v in sorted(topics.items())],
         "uncategorised": sum(1 for d in docs if not d.category),
+        "children": folder_tree(d.path for d in docs),
     }
+
+
+def folder_tree(paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The folders holding ``paths``, nested: ``{segment, file_count, children}`` per folder.
+
+    ``file_count`` counts the documents anywhere below the folder, so a client
+    can browse a large knowledge base one level at a time; a document at the
+    top level is in no folder (only in the total). Siblings are sorted by name.
+    """
+    root: dict[str, Any] = {}
+    for path in paths:
+        node = root
+        for segment in path.split("/")[:-1]:
+            entry = node.setdefault(segment, {"count": 0, "below": {}})
+            entry["count"] += 1
+            node = entry["below"]
+
+    def render(level: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"segment": name, "file_count": level[name]["count"],
+                 "children": render(level[name]["below"])} for name in sorted(level)]
+
+    return render(root)
 
 
 def best_practice(kb: "KnowledgeBase", target: str, category: str | None) -> dict[str, Any]:
