@@ -31,6 +31,8 @@ class Candidates:
     #: Candidates whose document is in the other script family than the question
     #: (search/language.py): the full-text leg could not have matched them.
     foreign: frozenset[int] = frozenset()
+    #: The question's embedding (None when the model gave none), for the answerability lift.
+    query_vector: np.ndarray | None = None
 
 
 def candidate_count(limit: int) -> int:
@@ -159,8 +161,9 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     fts = fts_leg(store, config, vectors, parsed, allowed, n)
     fusion = config.search.fusion
     query_cjk = is_cjk(parsed.model_text)
-    vector = bilingual_vector_leg(query_vec.result(), vectors, allowed, n, query_cjk=query_cjk,
+    qv = query_vec.result()
+    vector = bilingual_vector_leg(qv, vectors, allowed, n, query_cjk=query_cjk,
                                   offset=fusion.cross_language_offset)
-    foreign = (foreign_candidates(vectors, (vector, fts), query_cjk) if fusion.cross_language_imputation > 0
-               else frozenset())
-    return Candidates(vector=vector, fts=fts, foreign=foreign)
+    foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
+               if fusion.cross_language_imputation > 0 else frozenset())
+    return Candidates(vector=vector, fts=fts, foreign=foreign, query_vector=qv)

@@ -8,12 +8,22 @@ no-op when off, so with all of them off the output is exactly the fused ranking.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.models import ChunkRow, Hit, SearchResponse, passage_text
 from groove.rerankers import Reranker, get_reranker
 from groove.search.candidates import Candidates, candidate_count, gather
-from groove.search.confidence import is_low_confidence
+from groove.search.confidence import (
+    Evidence,
+    is_low_confidence,
+    legs_disagree,
+    lift,
+    top_gap,
+)
 from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
 from groove.search.fusion import fuse
@@ -66,13 +76,25 @@ def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stage
     """low_confidence (search/confidence.py): no content word, an unmet quote, or weak evidence."""
     if stages.confidence_ratio <= 0:
         return False
-    if not parsed.has_content or not quotes_met:
-        return True
+    return is_low_confidence(evidence(candidates, parsed, vectors), ratio=stages.confidence_ratio,
+                             has_content=parsed.has_content, quotes_met=quotes_met)
+
+
+def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) -> Evidence:
+    """What the legs say about this question: agreement, top gap, lift (search/confidence.py)."""
     depth = candidate_count(1)  # enough chunks to see AGREEMENT_DEPTH distinct documents
-    legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
-    return is_low_confidence(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]),
-                             ratio=stages.confidence_ratio,
-                             lexical_query=parsed.fts_expression is not None)
+    disagree = False
+    if parsed.fts_expression is not None:  # a query FTS cannot search has no lexical evidence
+        legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
+        disagree = legs_disagree(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]))
+    scores = [s for _, s in candidates.vector]
+    gain = math.inf
+    query = candidates.query_vector
+    if scores and query is not None and len(query) == vectors.matrix.dim:
+        mean, cov = vectors.cosine_moments()
+        q = np.asarray(query, dtype=np.float64)
+        gain = lift(scores[0], float(q @ mean), float(q @ cov @ q), len(vectors))
+    return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

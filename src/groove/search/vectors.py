@@ -91,6 +91,7 @@ class VectorIndex:
         self.embedded = np.zeros(0, dtype=bool)
         self._doc_slot = np.zeros(0, dtype=np.int32)
         self._cjk = np.zeros(0, dtype=bool)
+        self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
         self.documents: tuple[DocumentMeta, ...] = ()
@@ -187,6 +188,33 @@ class VectorIndex:
             missing = [c for c, p in zip(chunk_ids, pos.tolist(), strict=True) if p < 0]
             raise KeyError(f"chunk ids not in the resident index: {missing[:5]}")
         return self.matrix.vectors(pos)
+
+    def cosine_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean vector and covariance of the resident vectors (search/confidence.py).
+
+        From a fixed, evenly spaced sample of at most ``MOMENT_SAMPLE_ROWS``
+        embedded rows, computed once per index generation: the cosine of a
+        query ``q`` with a random chunk then has mean ``q·μ`` and variance ``qᵀΣq``.
+        """
+        from groove.search.confidence import MOMENT_SAMPLE_ROWS
+
+        with self._lock:
+            cached = self._moments
+            if cached is not None and cached[0] == self._generation:
+                return cached[1], cached[2]
+            rows = np.flatnonzero(self.embedded)
+            if len(rows) > MOMENT_SAMPLE_ROWS:
+                rows = rows[np.linspace(0, len(rows) - 1, MOMENT_SAMPLE_ROWS).astype(np.int64)]
+            dim = self.matrix.dim
+            if not len(rows) or not dim:
+                mean, cov = np.zeros(dim), np.zeros((dim, dim))
+            else:
+                sample = self.matrix.vectors(rows).astype(np.float64)
+                mean = sample.mean(axis=0)
+                centred = sample - mean
+                cov = centred.T @ centred / len(rows)
+            self._moments = (self._generation, mean, cov)
+            return mean, cov
 
     def script_mask(self, cjk: bool) -> np.ndarray:
         """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py)."""
