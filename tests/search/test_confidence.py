@@ -5,14 +5,13 @@ properties, and pipeline cases where the KB does and does not hold the answer.""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from searchkit import Corpus, Sec, unit
-
-import math
-
-import numpy as np
 
 from groove.search.confidence import (
     AGREEMENT_DEPTH,
