@@ -55,7 +55,13 @@ from groove.errors import (
     PathRefused,
 )
 from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
-from groove.indexing.state import FilesNewerCache, count_files_newer, iso_time, missing_state
+from groove.indexing.state import (
+    FileChanges,
+    FileChangesMonitor,
+    count_file_changes,
+    iso_time,
+    missing_state,
+)
 from groove.models import DocumentRow, IndexState, SearchResponse
 from groove.search.request import SearchRequest
 from groove.store.base import Store
@@ -102,7 +108,7 @@ class KnowledgeBase:
         self._scorer: Reranker | None = None
         #: One index writer at a time across processes (docs/index-lifecycle.md).
         self.writer_lock = WriterLock(config.db_path)
-        self._files_newer = FilesNewerCache()
+        self._file_changes = FileChangesMonitor(self._count_file_changes)
 
     # --- paths and lazily opened parts ---------------------------------------
     @property
@@ -228,7 +234,7 @@ class KnowledgeBase:
             with self.writer_lock.hold(wait=wait, on_wait=_say_waiting):
                 yield
         finally:
-            self._files_newer.clear()
+            self._file_changes.invalidate()
             self._index_lock.release()
 
     def _rebuild_aside(self, reporter: Reporter | None, *, damaged: bool) -> IndexSummary:
@@ -313,31 +319,37 @@ class KnowledgeBase:
         """Who is writing the index now (pid and command), or None."""
         return self.writer_lock.holder()
 
-    def index_state(self, *, files: bool = True) -> IndexState:
+    def index_state(self, *, files: bool = True, wait_for_files: bool = False) -> IndexState:
         """How complete the index is (docs/index-lifecycle.md); never waits for a writer.
 
-        ``files`` also counts files on disk changed since they were indexed
-        (a walk of the folder, cached a few seconds).
+        Documents and chunks come from the index's counters (one read). With
+        ``files``, the changed and skipped files are the last count a
+        background walk of the folder made (None until one finished: a
+        server's search never walks the folder on its own thread);
+        ``wait_for_files`` (one-shot commands) waits for the walk a search
+        started beside its own work.
         """
         from groove.indexing.state import index_state
 
         building = self.indexing
         if not self.has_index():
             return missing_state(building=building)
-        def changed_files() -> int:
-            # Read the recorded mtimes only when the cached count is stale:
-            # a search inside the cache window costs no extra query.
-            with self.reading() as store:
-                mtimes = store.document_mtimes()
-            return count_files_newer(self.config, mtimes)
-
         try:
-            newer = self._files_newer.get(changed_files) if files else None
+            changes: FileChanges | None = None
+            if files:
+                changes = self._file_changes.current(wait=wait_for_files)
             with self.reading() as store:
-                return index_state(store, building=building, files_newer=newer)
+                return index_state(store, building=building, files=changes)
         except NoIndexError:  # a build killed before it wrote the schema left an empty file
             self._drop_store()
             return missing_state(building=building)
+
+    def _count_file_changes(self) -> FileChanges:
+        """The folder against the recorded mtimes of documents and skipped files (one walk)."""
+        with self.reading() as store, store.read_snapshot():
+            indexed = store.document_mtimes()
+            skipped = store.skipped_files()
+        return count_file_changes(self.config, indexed, skipped)
 
     def _writable_store(self) -> Store:
         with self._lock:
@@ -356,6 +368,8 @@ class KnowledgeBase:
         from groove.search.request import validate_request
 
         request = validate_request(request)
+        if self.has_index():
+            self._file_changes.start()  # counted beside the search, never on its thread
         if not self.has_index() and self.indexing:  # a build is creating the file right now
             return SearchResponse(results=[], low_confidence=False, filter_applied={},
                                   index=self.index_state(files=False))
@@ -365,17 +379,18 @@ class KnowledgeBase:
         return response
 
     def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        from groove.indexing.indexer import model_mismatch
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
         with self.reading() as store:
-            if embedder.source is not None:  # a remote model: the same name elsewhere is refused
-                from groove.indexing.indexer import model_mismatch
-
-                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                          self.db_path)
-                if mismatch is not None:
-                    raise mismatch
+            # Every call, not only at start: another process may have rebuilt the index with
+            # another model since (a remote model: the same name elsewhere counts as another).
+            # Answering on would query one model's vectors with the other's.
+            mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
+                                      self.db_path)
+            if mismatch is not None:
+                raise mismatch
             if self._vectors is None:
                 self._vectors = VectorIndex(store, self.config.search.vectors,
                                             ann_path=self.db_path, model_id=store.meta().model_id)
@@ -459,17 +474,21 @@ class KnowledgeBase:
         cut = encoded[:DOCUMENT_TEXT_CAP_BYTES].decode("utf-8", errors="ignore")
         return DocumentText(row, cut, True)
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, check: bool = True) -> dict[str, Any]:
         """The ``groove status`` object (docs/index-lifecycle.md, "Status fields").
 
         Raises NoIndexError when there is no index. Keys are stable: the text
         lines and ``--format json`` show the same fields, and
-        ``/api/admin/status`` returns the same shape.
+        ``/api/admin/status`` returns the same shape. ``check`` (the one-shot
+        command) runs SQLite's page check and counts changed files now; a
+        server (``check=False``) answers from its counters and the background
+        count, so a status poll costs the same at any size.
         """
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
         with self.reading() as store:
-            store.check_health()
+            if check:
+                store.check_health()
             meta = store.meta()
             stats = store.stats()
             field_rows = store.field_row_count()
@@ -488,7 +507,7 @@ class KnowledgeBase:
             "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
             "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},
-            "index": self.index_state().to_json(),
+            "index": self.index_state(wait_for_files=check).to_json(),
         }
 
     def close(self) -> None:

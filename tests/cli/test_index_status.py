@@ -86,7 +86,7 @@ STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "dim", "
                "last_indexed", "tags_unreadable", "declared_fields", "declared_field_values",
                "writer", "index"}
 INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
-              "build_running", "last_change", "files_newer"}
+              "build_running", "last_change", "files_newer", "files_skipped"}
 
 
 def test_status_json_has_the_text_fields_and_the_index_state(kb_dir, run):

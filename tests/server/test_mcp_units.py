@@ -237,6 +237,30 @@ def test_an_internal_failure_keeps_the_envelope_without_details(server_kb, make_
     assert "internal error" in message and "secret" not in message
 
 
+def test_rebuild_index_arguments_are_strict_and_its_busy_answer_has_no_cli_advice(
+        tmp_path, write_files, make_kb):
+    from groove.server.mcp import build_mcp_server
+    from groove.store.writer_lock import WriterLock
+
+    kb = make_kb(write_files(tmp_path / "kb", {"a.md": "# A\n\nheron notes\n"}))
+
+    async def call(arguments: dict):
+        async with Client(build_mcp_server(kb)) as client:
+            return await client.call_tool("rebuild_index", arguments)
+
+    for force in ("yes", 1, "true"):
+        result = asyncio.run(call({"force": force}))
+        text = "".join(c.text for c in result.content)
+        assert result.is_error and "force: expected" in text and "true or false" in text
+    assert not kb.has_index()  # refused before any work: nothing was built
+
+    with WriterLock(kb.db_path).hold():  # another writer (its own open file description)
+        result = asyncio.run(call({}))
+    text = "".join(c.text for c in result.content)
+    assert result.is_error and "is being written by" in text
+    assert "--no-wait" not in text and "try again when it has finished" in text
+
+
 _SEGMENT = st.text(alphabet="ab", min_size=1, max_size=2)
 
 

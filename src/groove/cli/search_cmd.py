@@ -50,7 +50,7 @@ def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
 @cli.command("search")
 @click.argument("query")
 @format_option("json", "text", default="json")
-@kb_options(overrides=search_overrides)
+@kb_options(overrides=search_overrides, model=True)
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
     """Search the knowledge base (builds or finishes the index first when needed).
@@ -67,6 +67,9 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     kb.ensure_index(reporter=make_reporter(quiet=not sys.stderr.isatty(), progress=True),
                     wait=False)
     response = kb.search(request)
+    if response.index is not None and response.index.state != "missing":
+        # the count of changed files started with the search; a one-shot run reports it
+        response.index = kb.index_state(wait_for_files=True)
     note = response.index.note() if response.index is not None else None
     if note:
         click.echo(f"note: {note}", err=True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -269,6 +269,20 @@ class Store(ABC):
     @abstractmethod
     def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
         """Replace the declared-field rows of these documents (no chunk is touched)."""
+
+    @abstractmethod
+    def skipped_files(self) -> dict[str, float]:
+        """``{path: mtime}`` of the member files the index runs skipped (and why, kept for doctor)."""
+
+    @abstractmethod
+    def record_skipped(self, skipped: dict[str, tuple[float, str]],
+                       scope: Iterable[str] | None) -> None:
+        """Replace the skips recorded for the paths in ``scope`` (None: every path)
+        by ``skipped`` (``{path: (mtime, reason)}``)."""
+
+    @abstractmethod
+    def refresh_mtimes(self, mtimes: dict[str, float]) -> None:
+        """``{path: mtime}``: a file touched but not changed keeps its row, with its new time."""
 
     @abstractmethod
     def integrity_findings(self) -> list[str]:

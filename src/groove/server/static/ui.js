@@ -113,7 +113,10 @@ function describeIndex(index) {
   if (!index) return "unknown";
   const share = `${index.documents_embedded}/${index.documents} documents embedded`;
   if (index.state === "building" || index.state === "incomplete") return `${index.state}: ${share}`;
-  if (index.state === "complete" && index.files_newer) return `complete (${index.files_newer} file(s) changed since)`;
+  const notes = [];
+  if (index.files_newer) notes.push(`${index.files_newer} file(s) changed since`);
+  if (index.files_skipped) notes.push(`${index.files_skipped} skipped: see groove doctor`);
+  if (index.state === "complete" && notes.length) return `complete (${notes.join("; ")})`;
   return index.state;
 }
 
