@@ -302,8 +302,8 @@ class IndexState:
             return (f"the index is being built ({embedded}); answers come from what is "
                     "indexed so far, by full-text matching where vectors are missing")
         if self.state == "incomplete":
-            return (f"the index is incomplete ({embedded}; the last build did not finish); "
-                    "run `groove index` to finish it")
+            return (f"the index is incomplete ({embedded}); answers use full-text matching "
+                    "where vectors are missing: run `groove index` to finish it")
         if self.documents == 0:
             return ("the index holds no documents: `groove index` says which extensions are "
                     "enabled and which exclusions removed files")

@@ -281,3 +281,34 @@ def test_the_folder_tree_counts_every_document_below_each_folder(paths):
     tree = folder_tree(paths)
     walk(tree, "")
     assert sum(n["file_count"] for n in tree) == sum("/" in p for p in paths)
+
+
+def test_documents_are_served_with_the_mime_type_of_their_text(tmp_path, make_kb):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "parsers"))
+    from office_files import make_pdf, make_pptx
+
+    from groove.server.mcp import build_mcp_server, document_mime
+
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "note.md").write_text("# Note\n\nmarkdown text about widgets\n", encoding="utf-8")
+    (kb_dir / "plain.txt").write_text("plain text about widgets\n", encoding="utf-8")
+    (kb_dir / "paper.pdf").write_bytes(make_pdf([["a pdf page about widgets, long enough to count as a text layer and not a scan"]]))
+    (kb_dir / "deck.pptx").write_bytes(make_pptx([("Widgets", "a slide about widgets", None)]))
+    kb = make_kb(kb_dir, parsers={"enabled": ["md", "txt", "pdf", "pptx"]})
+    kb.index()
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            return {name: (await client.read_resource(f"kb://doc/{name}")).contents[0]
+                    for name in ("note.md", "plain.txt", "paper.pdf", "deck.pptx")}
+
+    out = asyncio.run(go())
+    assert out["note.md"].mime_type == "text/markdown"
+    for name in ("plain.txt", "paper.pdf", "deck.pptx"):
+        assert out[name].mime_type == "text/plain" and "widgets" in out[name].text, name
+    assert document_mime("a/B.MARKDOWN") == "text/markdown"
+    assert document_mime("x.PDF") == document_mime("x.docx") == "text/plain"

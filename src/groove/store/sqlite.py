@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from groove._logging import note
 from groove.errors import (
     CorruptIndexError,
     GrooveError,
@@ -434,7 +435,7 @@ class SQLiteStore(Store):
                     f"index {self._path} has schema version {found} and no migration to "
                     f"version {target} exists: {_FIX_FORCE}"
                 )
-            log.info("migrating index %s from schema %d to %d", self._path, target - 1, target)
+            note(log, "migrating index %s from schema %d to %d", self._path, target - 1, target)
             with self._transaction():
                 step(self._conn)
                 self._conn.execute(
@@ -981,15 +982,17 @@ class SQLiteStore(Store):
                 found.update(r[0] for r in self._conn.execute(sql, scanned))
         return found
 
-    def pending_chunks(self, min_chunks: int) -> list[PendingChunk]:
+    def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
         sql = (
             "SELECT c.id, c.doc_id, c.context, c.content, c.token_count FROM chunks c"
             " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
         )
+        after = -1 if after_doc is None else int(after_doc)
         with self._errors("reading pending chunks"):
             rows = self._conn.execute(
-                sql + " ORDER BY c.doc_id, c.chunk_index LIMIT ?", (max(1, int(min_chunks)),)
+                sql + " AND c.doc_id > ? ORDER BY c.doc_id, c.chunk_index LIMIT ?",
+                (after, max(1, int(min_chunks))),
             ).fetchall()
             if rows:  # complete the last document
                 seen = {r[0] for r in rows}
