@@ -25,6 +25,7 @@ UNTRUSTED_MAY_SET = {
     "model", "reranker", "rerank_by_default", "exclude_headings", "exclude_dirs",
     "max_chunks_per_file",
     "quality_filter.enabled", "quality_filter.threshold", "parsers.enabled",
+    "parsers.code.max_chunk_chars",
     "watch.enabled", "watch.debounce_ms",
     "transport.kind", "transport.http.healthz_public", "transport.http.max_connections",
     "transport.http.header_timeout_s", "transport.http.body_timeout_s",

@@ -3,7 +3,8 @@
 Start at 1.0 and subtract for each sign of a stub; the penalties stack, so a
 bare "TBD" scores 0 while a real one-line sentence keeps 0.7. Chunks from
 binary formats (PDF pages, slides, sheets) are exempt: their shape says
-nothing about their worth.
+nothing about their worth; source-code definitions are exempt from the two
+length penalties for the same reason.
 
 :func:`is_link_or_metadata_only` recognises a body that carries no prose of
 its own: every line is a link, a bare URL, a date, a short ``label: value``
@@ -138,18 +139,27 @@ def is_link_or_metadata_only(content: str) -> bool:
         _is_bare_line(ln) or _is_metadata_line(ln) or _is_link_list_line(ln) for ln in lines)
 
 
-def quality_score(content: str, *, binary_format: bool = False) -> float:
-    """Score in [0, 1]; below the configured threshold a chunk is hidden from results."""
+def quality_score(content: str, *, binary_format: bool = False,
+                  definition: bool = False) -> float:
+    """Score in [0, 1]; below the configured threshold a chunk is hidden from results.
+
+    ``definition``: the chunk is a source-code definition (or a piece of one),
+    so being short is its shape, not a sign of a stub (``MAXYEAR = 9999`` is
+    worth finding): the two length penalties are skipped, the boilerplate
+    one still applies. The code chunker never leaves a short piece of a
+    longer definition standing alone, so a short chunk with a kind is a
+    whole definition.
+    """
     if binary_format:
         return 1.0
     text = content.strip()
     score = 1.0
-    if len(text) < SHORT_CHARS:
+    if len(text) < SHORT_CHARS and not definition:
         score -= SHORT_PENALTY
     if is_boilerplate(text):
         score -= BOILERPLATE_PENALTY
     elif is_link_or_metadata_only(text):
         score -= LINK_ONLY_PENALTY
-    if "\n" not in text and len(text) < ONE_LINE_CHARS:
+    if "\n" not in text and len(text) < ONE_LINE_CHARS and not definition:
         score -= ONE_LINE_PENALTY
     return round(min(1.0, max(0.0, score)), 6)

@@ -94,6 +94,8 @@ class VectorIndex:
         self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
+        self._kind_code = np.zeros(0, dtype=np.int16)
+        self._kinds: tuple[str, ...] = ()
         self.documents: tuple[DocumentMeta, ...] = ()
         self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._view: _AnnView | None = None
@@ -158,6 +160,10 @@ class VectorIndex:
         cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
                               count=len(columns.documents))
         self._cjk = cjk_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
+        codes = columns.kind_code if columns.kind_code is not None else np.full(
+            len(columns.ids), -1, dtype=np.int16)
+        self._kind_code = codes[rows] if len(ids) else np.zeros(0, dtype=np.int16)
+        self._kinds = columns.kinds
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -228,9 +234,10 @@ class VectorIndex:
     def mask(self, chunk_filter: ChunkFilter) -> np.ndarray:
         """Boolean array: which rows pass the filter (cached per generation).
 
-        Every filter but quality is on document fields, so it is decided once
-        per document (path globs are the costly part) and broadcast to that
-        document's chunks; the quality floor is one numpy comparison.
+        Every filter but quality and symbol kind is on document fields, so it
+        is decided once per document (path globs are the costly part) and
+        broadcast to that document's chunks; the quality floor and the symbol
+        kinds are one numpy comparison each over their columns.
         """
         key = chunk_filter.key
         cached = self._masks.get(key)
@@ -242,6 +249,9 @@ class VectorIndex:
         doc_ok &= self._field_mask(chunk_filter)
         mask = (doc_ok[self._doc_slot] if len(self.ids) else np.zeros(0, dtype=bool)) & (
             self._binary | (self._quality >= chunk_filter.min_quality))
+        if chunk_filter.symbol_kinds:
+            wanted = [i for i, kind in enumerate(self._kinds) if kind in chunk_filter.symbol_kinds]
+            mask &= np.isin(self._kind_code, np.asarray(wanted, dtype=np.int16))
         self._masks[key] = mask
         if len(self._masks) > _MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
