@@ -140,6 +140,8 @@ class HttpTransportConfig(_Section):
         description="seconds in (0, 3600] to send a request's whole body, once its headers are in")
     keepalive_timeout_s: int = Field(
         5, ge=1, le=3600, description="whole seconds in 1..3600 an idle connection stays open")
+    systemd_socket: bool = Field(
+        False, description="true or false (serve on the one socket systemd passes; not with bind)")
 
     @field_validator("bind")
     @classmethod

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from groove.config.model import VectorsConfig
+from groove.errors import UnsafeFile
 from groove.models import ChunkColumns, DocumentMeta
 from groove.search import ann
 from groove.search.filters import ChunkFilter
@@ -407,7 +408,7 @@ class VectorIndex:
             if new is not ann_index and self._ann_path is not None:
                 try:
                     new.save(self._ann_path)
-                except OSError as exc:
+                except (OSError, UnsafeFile) as exc:  # searches use the index in memory anyway
                     log.warning("could not save the approximate index beside %s: %s",
                                 self._ann_path, exc)
             with self._lock:
