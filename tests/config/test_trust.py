@@ -62,6 +62,7 @@ HOSTILE: dict[str, Any] = {
     "transport.http.allowed_hosts": ["evil.example:9000"],
     "transport.http.allowed_origins": ["http://evil.example:9000"],
     "transport.http.max_sessions": 99999,
+    "transport.http.systemd_socket": True,
 }
 
 
@@ -93,6 +94,8 @@ def test_trusted_only_list_is_pinned() -> None:
 def _toml(dotted: str, value: Any) -> str:
     *tables, key = dotted.split(".")
     rendered = repr(value).replace("'", '"') if not isinstance(value, str) else f'"{value}"'
+    if isinstance(value, bool):
+        rendered = str(value).lower()
     header = f"[{'.'.join(tables)}]\n" if tables else ""
     return f'kb_path = "notes"\n{header}{key} = {rendered}\n'
 

@@ -223,13 +223,19 @@ class SearchRequest(BaseModel):
 
 
 def check_glob(glob: str) -> None:
-    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it."""
+    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it.
+
+    Each brace alternative is compiled as the filter will use it
+    (:func:`groove.search.filters.expand_braces`).
+    """
     import re
 
     import pathspec
 
+    from groove.search.filters import expand_braces
+
     try:
-        pathspec.PathSpec.from_lines("gitignore", [glob.removeprefix("!")])
+        pathspec.PathSpec.from_lines("gitignore", expand_braces(glob.removeprefix("!")))
     except (re.error, ValueError, TypeError) as exc:
         detail = getattr(exc, "msg", None) or str(exc)
         raise ValueError(f"{glob!r} is not a valid glob ({detail})") from None
