@@ -63,6 +63,7 @@ from groove.indexing.state import (
     missing_state,
 )
 from groove.models import DocumentRow, IndexState, SearchResponse
+from groove.parsers import check_parsers
 from groove.search.request import SearchRequest
 from groove.store.base import Store
 from groove.store.writer_lock import Holder, WriterLock
@@ -181,7 +182,7 @@ class KnowledgeBase:
 
     # --- indexing -------------------------------------------------------------
     def index(self, *, force: bool = False, reporter: Reporter | None = None,
-              wait: bool = True) -> IndexSummary:
+              wait: bool = True, embed: bool = True) -> IndexSummary:
         """Full incremental run over kb_path (creates the index when missing).
 
         The recorded model is checked before any model loads, and a missing
@@ -192,12 +193,18 @@ class KnowledgeBase:
         recovering command, and with ``force`` rebuilt into a fresh file that
         replaces it (docs/troubleshooting.md). A ``groove-schema.toml`` that does
         not load is refused before any of that (the run reads it again).
+        ``embed=False`` writes only the rows (searchable by full text; the
+        index stays incomplete).
         """
         from groove.checks.validate import kb_schema
 
         kb_schema(self.kb_path)
         self.check_model(force=force)
+        check_parsers(self.config.parsers.enabled)  # a missing grammar: before any file exists
         if not self.has_index():
+            from groove.checks.leftovers import note_grooveseek_index
+
+            note_grooveseek_index(self.kb_path, self.db_path)  # a first build: say it once
             self._load_embedder()
         with self._writing(wait):
             try:
@@ -210,10 +217,12 @@ class KnowledgeBase:
                 return self._rebuild_aside(reporter, damaged=True)
             if force and store.meta().model_id is not None:
                 return self._rebuild_aside(reporter, damaged=False)
-            return self._run_index(store, force=force, reporter=reporter, write_lock=self._lock)
+            return self._run_index(store, force=force, reporter=reporter, write_lock=self._lock,
+                                   embed=embed)
 
     def _run_index(self, store: Store, *, force: bool, reporter: Reporter | None,
-                   write_lock: AbstractContextManager[Any] | None) -> IndexSummary:
+                   write_lock: AbstractContextManager[Any] | None,
+                   embed: bool = True) -> IndexSummary:
         """One indexing run into ``store``, on Ray when ``[index] executor`` says so."""
         if self.config.index.executor == "ray":
             from groove.indexing.ray_executor import ray_executors
@@ -221,9 +230,9 @@ class KnowledgeBase:
             with ray_executors(self.config, self.config.index.ray_address) as on_ray:
                 return run_index(self.config, store, self._load_embedder, force=force,
                                  reporter=reporter, write_lock=write_lock,
-                                 executor_factory=on_ray)
+                                 executor_factory=on_ray, embed=embed)
         return run_index(self.config, store, self._load_embedder, force=force,
-                         reporter=reporter, write_lock=write_lock)
+                         reporter=reporter, write_lock=write_lock, embed=embed)
 
     @contextmanager
     def _writing(self, wait: bool) -> Iterator[None]:
@@ -283,21 +292,26 @@ class KnowledgeBase:
                     self._store = None
                     self._vectors = None
 
-    def ensure_index(self, reporter: Reporter | None = None, *, wait: bool = True) -> None:
+    def ensure_index(self, reporter: Reporter | None = None, *, wait: bool = True,
+                     finish: bool = True) -> None:
         """Build the index when none exists, or finish one a build left incomplete.
 
         The recorded model is checked first (nothing loads on a mismatch).
         When another process is writing the index, ``wait=False`` returns at
         once (searches answer from what exists); ``wait=True`` waits for it.
+        ``finish=False`` (the one-shot ``groove search``) never embeds: a
+        missing index gets only its rows (full text, seconds at any size) and
+        an incomplete one is left as it is; the answer then comes from what is
+        indexed, labelled, and finishing is left to ``groove index`` or ``serve``.
         """
         self.check_model()
         state = self.index_state(files=False)
-        if state.state not in ("missing", "incomplete"):
+        if state.state != "missing" and (state.state != "incomplete" or not finish):
             return
         log.info("the index at %s is %s: %s it now", self.db_path, state.state,
                  "building" if state.state == "missing" else "finishing")
         try:
-            self.index(reporter=reporter, wait=wait)
+            self.index(reporter=reporter, wait=wait, embed=finish)
         except Busy:
             if wait:
                 raise
@@ -306,6 +320,7 @@ class KnowledgeBase:
     def sync_paths(self, rel_paths: list[str]) -> IndexSummary:
         """Re-index, delete or rename exactly these paths (the watcher's entry point)."""
         self.check_model()
+        check_parsers(self.config.parsers.enabled)
         with self._writing(True):
             return run_index(self.config, self._writable_store(), self._load_embedder,
                              only_paths=rel_paths, write_lock=self._lock)
@@ -379,17 +394,18 @@ class KnowledgeBase:
         return response
 
     def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        from groove.indexing.indexer import model_mismatch
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
         with self.reading() as store:
-            if embedder.source is not None:  # a remote model: the same name elsewhere is refused
-                from groove.indexing.indexer import model_mismatch
-
-                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                          self.db_path)
-                if mismatch is not None:
-                    raise mismatch
+            # Every call, not only at start: another process may have rebuilt the index with
+            # another model since (a remote model: the same name elsewhere counts as another).
+            # Answering on would query one model's vectors with the other's.
+            mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
+                                      self.db_path)
+            if mismatch is not None:
+                raise mismatch
             if self._vectors is None:
                 self._vectors = VectorIndex(store, self.config.search.vectors,
                                             ann_path=self.db_path, model_id=store.meta().model_id)

@@ -161,3 +161,87 @@ def test_the_table_covers_every_flag_of_grooveseeks_reference():
     for command, flags in reference.items():
         assert flags <= covered.get(command, set()), (command, flags - covered.get(command, set()))
     assert "service list" in covered and "--config" in covered["(all)"]
+
+
+def _run(site: Path, *argv: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli, list(argv), env=env)
+
+
+def test_serve_flags_reach_the_configuration(site, monkeypatch):
+    import groove.server as server
+
+    served: list[Any] = []
+    monkeypatch.setattr(server, "build_in_background", lambda kb: None)
+    monkeypatch.setattr(server, "serve", lambda kb, **kw: served.append(kb.config))
+    result = _run(site, "serve", "--kb-path", str(site / "kb"), "--debounce-ms", "250",
+                  "--reranker", "bge-v2-m3", "--rerank-by-default=false")
+    assert result.exit_code == 0, result.stderr
+    config = served[0]
+    assert config.watch.debounce_ms == 250 and config.reranker == "bge-reranker-v2-m3"
+    assert config.rerank_by_default is False
+    _run(site, "serve", "--kb-path", str(site / "kb"), "--rerank-by-default", "true")
+    assert served[1].rerank_by_default is True
+
+
+def test_eval_k_limit_and_no_diff_change_what_is_measured(site):
+    import json
+
+    kb = str(site / "kb")
+    first = json.loads(_run(site, "eval", "--kb-path", kb, "--k", "1,2", "--format", "json",
+                            "--no-history").stdout)
+    assert first["k_values"] == [1, 2] and "recall@2" in first["metrics"]
+    deep = json.loads(_run(site, "eval", "--kb-path", kb, "--limit", "20", "--format",
+                           "json", "--no-history").stdout)
+    assert deep["fingerprint"]["depth"] == 20 and "depth" not in first["fingerprint"]
+    _run(site, "eval", "--kb-path", kb, "--format", "json")  # recorded: the next run compares
+    compared = json.loads(_run(site, "eval", "--kb-path", kb, "--format", "json",
+                               "--no-history").stdout)
+    assert compared["previous"] is not None
+    no_diff = json.loads(_run(site, "eval", "--kb-path", kb, "--format", "json", "--no-diff",
+                              "--no-history").stdout)
+    assert no_diff["previous"] is None and not no_diff["regressed"]
+    refused = _run(site, "eval", "--kb-path", kb, "--k", "1,x")
+    assert refused.exit_code == 2 and "'1,x' is not a comma-separated list" in refused.stderr
+
+
+def test_service_install_flags(site, tmp_path):
+    env = _env(tmp_path)
+    kb = str(site / "kb")
+    units = Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user"
+    held = _run(site, "service", "install", "--kb-path", kb, "--no-auto-start", "--name", "w",
+                env=env)
+    assert held.exit_code == 0 and "--no-auto-start was given" in held.stdout
+    assert "systemctl --user enable --now w.service" in held.stdout
+    open_bind = _run(site, "service", "install", "--kb-path", kb, "--name", "w",
+                     "--bind", "0.0.0.0:3105", env=env)
+    assert open_bind.exit_code == 2 and "--i-know" in open_bind.stderr
+    known = _run(site, "service", "install", "--kb-path", kb, "--name", "w",
+                 "--bind", "0.0.0.0:3105", "--i-know", env=env)
+    assert known.exit_code == 0, known.stderr
+    assert '"--bind" "0.0.0.0:3105" "--i-know"' in (units / "w.service").read_text()
+    other = site / "other-kb"
+    other.mkdir(exist_ok=True)
+    clash = _run(site, "service", "install", "--kb-path", str(other), "--name", "w", "--port",
+                 "3106", env=env)
+    assert clash.exit_code == 2 and "--force" in clash.stderr
+    forced = _run(site, "service", "install", "--kb-path", str(other), "--name", "w",
+                  "--port", "3106", "--force", env=env)
+    assert forced.exit_code == 0 and str(other) in (units / "w.service").read_text()
+
+
+def test_service_uninstall_purge_needs_yes_and_removes_only_the_index(tmp_path):
+    env = _env(tmp_path)
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    assert _run(tmp_path, "index", "--kb-path", str(kb), "-q").exit_code == 0
+    assert _run(tmp_path, "service", "install", "--kb-path", str(kb), "--name", "p",
+                env=env).exit_code == 0
+    refused = _run(tmp_path, "service", "uninstall", "--service-name", "p", "--purge", env=env)
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    assert (kb / ".groove.db").exists()
+    done = _run(tmp_path, "service", "uninstall", "--service-name", "p", "--purge", "--yes",
+                env=env)
+    assert done.exit_code == 0, done.stderr
+    assert not (kb / ".groove.db").exists() and (kb / "a.md").exists()
+    assert f"removed {kb / '.groove.db'}" in done.stdout

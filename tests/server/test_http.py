@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import time
 from typing import Any
@@ -288,8 +289,10 @@ def test_host_and_origin_gate(http_server):
     assert _post(http_server, headers={"Host": f"evil.example:{port}"}).status_code == 421
     assert _post(http_server, headers={"Origin": "http://evil.example"}).status_code == 403
     assert _post(http_server, headers={"Origin": "http://127.0.0.1:1"}).status_code == 403
+    assert _post(http_server, headers={"Host": f"EVIL.example:{port}"}).status_code == 421
     for good in ({}, {"Origin": f"http://127.0.0.1:{port}"}, {"Origin": f"http://localhost:{port}"},
-                 {"Host": f"localhost:{port}"}):
+                 {"Host": f"localhost:{port}"}, {"Host": f"LOCALHOST:{port}"},
+                 {"Host": f"LocalHost:{port}", "Origin": f"HTTP://LOCALHOST:{port}"}):
         response = _post(http_server, headers=good)
         assert response.status_code == 200, (good, response.text)
         _delete(http_server, response)
@@ -322,8 +325,17 @@ def test_admin_status_json(http_server, server_kb):
     status = httpx.get(http_server.base + "/api/admin/status").json()
     assert status["documents"] == 6
     assert status["chunks"] >= 5
-    assert status["watcher"] in ("watching", "off")
-    assert isinstance(status["indexing"], bool) and isinstance(status["pid"], int)
+    # GrooveSeek's objects (what its tray polled), then groove's own fields
+    daemon, indexing, watcher, kb = (status[k] for k in ("daemon", "indexing", "watcher", "kb"))
+    assert set(daemon) == {"version", "pid", "uptime_secs", "started_at"}
+    assert daemon["pid"] == status["pid"] and isinstance(daemon["uptime_secs"], int)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", daemon["started_at"])
+    assert set(indexing) == {"active", "started_at", "progress"}
+    assert indexing["active"] is False and indexing["progress"] is None
+    assert {"active", "debounce_ms"} <= set(watcher) and watcher["state"] in ("watching", "off")
+    assert watcher["active"] is (watcher["state"] == "watching")
+    assert kb == {"documents": 6, "chunks": status["chunks"], "model": status["model"]}
+    assert status["config_source"] == "Explicit"  # the test server is given --config
     assert status["version"] and status["uptime_s"] >= 0
     # the same shape as `groove status --format json`, without this machine's paths
     assert {"kb_path", "index_path", "model", "writer", "index"} <= set(status)
@@ -468,4 +480,22 @@ def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_
     assert seen_titles, "the flipping document was never found"
     assert server.stderr().count("sync: ") >= 2, "the watcher re-indexed during the searches"
     status = httpx.get(server.base + "/api/admin/status").json()
-    assert status["watcher"] == "watching"
+    assert status["watcher"]["state"] == "watching" and status["watcher"]["active"] is True
+
+
+def test_host_names_are_compared_without_case():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from groove.server.http import lowercase_names
+
+    @given(st.sampled_from(["localhost", "127.0.0.1", "notes.lan"]), st.data())
+    def check(name, data):
+        shouted = "".join(c.upper() if data.draw(st.booleans()) else c for c in name)
+        headers = [(b"host", f"{shouted}:3100".encode()), (b"origin", f"HTTP://{shouted}".encode()),
+                   (b"x-other", b"KEEP")]
+        assert lowercase_names(headers) == [(b"host", f"{name}:3100".encode()),
+                                            (b"origin", f"http://{name}".encode()),
+                                            (b"x-other", b"KEEP")]
+
+    check()

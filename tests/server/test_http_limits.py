@@ -15,6 +15,7 @@ import resource
 import socket
 import sys
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -31,6 +32,41 @@ DEADLINE_S = 20.0
 
 def _limit_fds() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+
+
+def _trickle(socks: list[socket.socket], next_byte: Callable[[int], bytes],
+             established: httpx.Client) -> tuple[list[bytes], bool, int]:
+    """Send ``next_byte(turn)`` on every open socket each 0.2 s until the server answers or
+    closes each, or DEADLINE_S passes. Returns the replies (``b""``: closed without one),
+    whether ``established`` was served meanwhile, and how many were never closed."""
+    replies: list[bytes] = []
+    open_socks = list(socks)
+    served = False
+    turn = 0
+    deadline = time.monotonic() + DEADLINE_S
+    while open_socks and time.monotonic() < deadline:
+        still = []
+        for sock in open_socks:
+            try:
+                reply: bytes | None = sock.recv(4096)
+            except BlockingIOError:
+                reply = None
+            except OSError:
+                reply = b""
+            if reply is not None:
+                replies.append(reply)
+                continue
+            try:
+                sock.send(next_byte(turn))
+                still.append(sock)
+            except OSError:
+                replies.append(b"")
+        turn += 1
+        open_socks = still
+        if not served and open_socks:
+            served = established.get("/healthz").status_code == 200
+        time.sleep(0.2)
+    return replies, served, len(open_socks)
 
 
 def test_connection_cap_stays_below_the_descriptor_limit():
@@ -55,36 +91,11 @@ def test_slow_header_clients_cannot_take_the_server_down(server_kb, tmp_path):
             sock.setblocking(False)
             slow.append(sock)
 
-        refused = closed = 0
-        open_socks = list(slow)
-        deadline = time.monotonic() + DEADLINE_S
-        served_during_flood = False
-        while open_socks and time.monotonic() < deadline:
-            still = []
-            for sock in open_socks:
-                try:
-                    reply = sock.recv(4096)
-                except BlockingIOError:
-                    reply = None
-                except OSError:
-                    reply = b""
-                if reply is None:
-                    try:
-                        sock.send(b"X")  # one more header byte: trickling, never finishing
-                        still.append(sock)
-                    except OSError:
-                        closed += 1
-                elif reply.startswith(b"HTTP/1.1 503"):
-                    assert b"nosniff" in reply
-                    refused += 1
-                else:
-                    assert reply == b"", reply[:200]
-                    closed += 1
-            open_socks = still
-            if not served_during_flood and open_socks:
-                served_during_flood = established.get("/healthz").status_code == 200
-            time.sleep(0.2)
-        assert not open_socks, f"{len(open_socks)} trickling connections were never closed"
+        replies, served_during_flood, left = _trickle(slow, lambda _step: b"X", established)
+        refused = sum(1 for reply in replies if reply.startswith(b"HTTP/1.1 503"))
+        assert all(b"nosniff" in reply for reply in replies if reply)
+        closed = sum(1 for reply in replies if reply == b"")
+        assert not left, f"{left} trickling connections were never closed"
         assert refused + closed == SLOW_CLIENTS
         assert refused > 0 and closed >= connection_cap(512, FD_LIMIT) - 1  # all slots timed out
         assert served_during_flood
@@ -175,3 +186,61 @@ def test_an_internal_error_500_carries_nosniff_too(server_kb, make_kb):
     assert response.status_code == 500
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "a bug" not in response.text
+
+
+SLOW_BODIES = 40
+
+
+def _initialize_body() -> bytes:
+    import json
+
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "slow", "version": "0"}}}).encode()
+
+
+def test_slow_request_bodies_time_out_in_total_and_open_no_session(server_kb, tmp_path):
+    """The red-team's trickled bodies, bounded: 40 clients each send an MCP ``initialize``
+    one byte at a time. With ``max_sessions = 2`` a session opened per slow POST would lock
+    real clients out; each slow client must get 408 (total body timeout) while a client that
+    was connected before, and a new one, are served."""
+    from mcp import Client
+
+    config = write_config(tmp_path / "groove.toml", server_kb.kb, max_sessions=2, extra=(
+        "header_timeout_s = 5\nbody_timeout_s = 2\nkeepalive_timeout_s = 60\n"))
+    server = start_http_server(config, tmp_path, "--no-watch")
+    body = _initialize_body()
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    slow: list[socket.socket] = []
+    try:
+        established = httpx.Client(base_url=server.base, timeout=5)
+        assert established.get("/healthz").status_code == 200
+        for _ in range(SLOW_BODIES):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall(head + body[:1])
+            sock.setblocking(False)
+            slow.append(sock)
+        replies, served_during, left = _trickle(  # one more byte each turn: never in time
+            slow, lambda step: body[1 + min(step, len(body) - 3):][:1], established)
+        assert all(reply.startswith(b"HTTP/1.1 408") for reply in replies), replies[:3]
+        timed_out = len(replies)
+        assert not left, f"{left} trickling bodies were never cut off"
+        assert timed_out == SLOW_BODIES and served_during
+
+        async def new_client() -> bool:
+            async with Client(server.base + "/mcp") as client:  # needs a free session slot
+                return not (await client.call_tool("list_topics", {})).is_error
+
+        import asyncio
+
+        for sock in slow:  # they leave: nothing to tear down, no session was opened
+            sock.close()
+        assert asyncio.run(new_client()) and asyncio.run(new_client())
+        assert server.proc.poll() is None, server.stderr()
+        established.close()
+    finally:
+        for sock in slow:
+            sock.close()
+        stop_server(server)

@@ -207,3 +207,66 @@ def test_an_installed_unit_reads_back_as_the_same_service(kb, port, config, db):
     exec_line = next(line for line in Systemd({}).render(spec).splitlines()
                      if line.startswith("ExecStart="))
     assert ServiceSpec.from_argv("groove-x", parse_exec(exec_line[len("ExecStart="):])) == spec
+
+
+def test_socket_install_writes_a_socket_and_service_pair_systemd_accepts(tmp_path, env):
+    """`--socket`: systemd binds the port, the service serves on what it is passed."""
+    kb = make_kb(tmp_path, "socketed")
+    code, out = groove(env, "service", "install", "--kb-path", str(kb), "--port", "3918",
+                       "--socket")
+    assert code == 0, out
+    service = unit_dir(env) / "groove-socketed.service"
+    socket_unit = unit_dir(env) / "groove-socketed.socket"
+    assert f"wrote {socket_unit}" in out and f"wrote {service}" in out
+    assert "systemctl --user enable --now groove-socketed.socket" in out
+    done = subprocess.run(["systemd-analyze", "verify", str(socket_unit), str(service)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+    assert "ListenStream=127.0.0.1:3918" in socket_unit.read_text()
+    text = service.read_text()
+    assert "Requires=groove-socketed.socket" in text
+    argv = parse_exec(next(line for line in text.splitlines()
+                           if line.startswith("ExecStart=")).removeprefix("ExecStart="))
+    assert argv[-1] == "--systemd-socket" and "--bind" not in argv
+    code, out = groove(env, "service", "list", "--format", "json")
+    [listed] = json.loads(out)
+    assert (listed["port"], listed["bind"]) == (3918, "127.0.0.1:3918")
+    code, out = groove(env, "service", "uninstall", "--kb-path", str(kb))
+    assert code == 0 and f"removed {socket_unit}" in out
+    assert not socket_unit.exists() and not service.exists()
+
+
+def _foreign_unit(env: dict[str, str], name: str) -> tuple[Path, str]:
+    unit = unit_dir(env) / f"{name}.service"
+    unit.parent.mkdir(parents=True, exist_ok=True)
+    text = "[Unit]\nDescription=somebody else's\n\n[Service]\nExecStart=/bin/true\n"
+    unit.write_text(text, encoding="utf-8")
+    return unit, text
+
+
+def test_uninstall_leaves_a_unit_groove_did_not_write(tmp_path, env):
+    unit, text = _foreign_unit(env, "backup")
+    code, out = groove(env, "service", "uninstall", "--name", "backup")
+    assert code == 2 and "was not written by `groove service install`" in out and str(unit) in out
+    assert unit.read_text(encoding="utf-8") == text
+
+
+def test_install_does_not_overwrite_a_unit_groove_did_not_write(tmp_path, env):
+    unit, text = _foreign_unit(env, "backup")
+    kb = make_kb(tmp_path)
+    for extra in ((), ("--force",)):
+        code, out = groove(env, "service", "install", "--kb-path", str(kb), "--name", "backup",
+                           "--port", "3311", *extra)
+        assert code == 2 and "groove will not overwrite it" in out and str(unit) in out
+        assert unit.read_text(encoding="utf-8") == text
+
+
+def test_a_kb_path_ending_in_a_backslash_is_refused_and_one_inside_verifies(tmp_path, env):
+    trailing = make_kb(tmp_path, "notes\\")
+    code, out = groove(env, "service", "install", "--kb-path", str(trailing), "--port", "3312")
+    assert code == 2 and "ends with a backslash" in out
+    assert not list(unit_dir(env).glob("*.service")) if unit_dir(env).exists() else True
+    inside = make_kb(tmp_path, "a\\b")
+    code, out = groove(env, "service", "install", "--kb-path", str(inside), "--port", "3313")
+    assert code == 0, out
+    verify(unit_dir(env) / f"{default_name(inside)}.service")

@@ -166,3 +166,48 @@ def test_search_on_an_incomplete_index_with_a_full_disk_is_one_error(full_kb: Pa
     assert "Traceback" not in done.stderr, done.stderr
     if done.returncode:
         assert str(full_kb) in _one_error(done)
+
+
+class _EchoEmbeddings:
+    """A real OpenAI-compatible service on 127.0.0.1 answering 3-dimensional vectors."""
+
+    def __enter__(self) -> str:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                raw = json.dumps({"data": [{"index": i, "embedding": [1.0, float(i), 0.5]}
+                                           for i in range(len(body["input"]))]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_server_refuses_after_another_process_rebuilt_with_another_model(
+        indexed: KnowledgeBase, tmp_path: Path) -> None:
+    from groove.errors import IndexMismatchError
+
+    with _EchoEmbeddings() as url:
+        toml = tmp_path / "remote.toml"
+        toml.write_text(f'model = "openai:echo"\n[embedder]\nurl = "{url}"\n', encoding="utf-8")
+        other = KnowledgeBase(load_config(kb_path=indexed.kb_path, cwd=tmp_path,
+                                          config_path=toml))
+        other.index(force=True)
+        other.close()
+    with pytest.raises(IndexMismatchError, match="openai:echo"):
+        indexed.search(SearchRequest(query=SEMANTIC_QUERY))

@@ -37,6 +37,7 @@ def graph_command(kb: KnowledgeBase, fmt: str, **arguments: Any) -> None:
     from groove.graph import connection_graph, render_dot, render_svg, render_text
 
     given = {name: value for name, value in arguments.items() if value not in (None, ())}
+    kb.check_model()  # the graph reads stored vectors only, but the index must be the model's
     graph = connection_graph(kb, GraphParams(**given))
     if fmt == "json":
         click.echo(json.dumps(graph, ensure_ascii=False, indent=2))

@@ -21,13 +21,20 @@ MARK_ON, MARK_OFF = "\x1b[7m", "\x1b[27m"
 def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
     """Blocks separated by ``---``: path, heading, score, then the content.
 
+    A source-code hit's path is ``path:line`` (its first line), with its
+    kind, scope and line range on a ``symbol:`` line.
+
     ``highlight`` marks each match span in reverse video (for a terminal).
     """
     blocks = []
     for hit in response.results:
         content = highlighted(hit.content, hit.match_spans) if highlight else hit.content
+        symbol = "" if hit.line_start is None else "symbol: " + " ".join(
+            part for part in (hit.symbol_kind, hit.heading, f"in {hit.scope}" if hit.scope else "",
+                              f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"
         blocks.append(
-            f"path: {hit.path}\nheading: {hit.heading or ''}\nscore: {hit.score:.4f}\n\n{content}"
+            f"path: {hit.location()}\nheading: {hit.heading or ''}\n{symbol}"
+            f"score: {hit.score:.4f}\n\n{content}"
         )
     return "\n---\n".join(blocks)
 
@@ -53,10 +60,13 @@ def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
 @kb_options(overrides=search_overrides, model=True)
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
-    """Search the knowledge base (builds or finishes the index first when needed).
+    """Search the knowledge base; answers at once from what is indexed.
 
-    When another process is building the index, the answer comes at once from
-    what is indexed so far, with a note on stderr (docs/index-lifecycle.md).
+    A folder with no index gets its full-text index first (seconds, progress
+    on stderr); embedding is left to `groove index` (or `groove serve`). On an
+    incomplete index, or while another process builds it, the answer comes
+    from what is indexed so far, with a note on stderr naming `groove index`
+    (docs/index-lifecycle.md).
     """
     from groove.search.request import validate_request
 
@@ -64,8 +74,7 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     terminal = fmt == "text" and sys.stdout.isatty()
     if terminal and request.all_language_spans is None:
         request = request.replace(all_language_spans=True)  # people read it: highlight every language
-    kb.ensure_index(reporter=make_reporter(quiet=not sys.stderr.isatty(), progress=True),
-                    wait=False)
+    kb.ensure_index(reporter=make_reporter(quiet=False, progress=True), wait=False, finish=False)
     response = kb.search(request)
     if response.index is not None and response.index.state != "missing":
         # the count of changed files started with the search; a one-shot run reports it

@@ -109,6 +109,9 @@ class Reporter:
 
     def finish(self, summary: IndexSummary) -> None: ...
 
+    def stop(self) -> None:
+        """The run ended early (Ctrl-C, an error): release the display, print nothing more."""
+
 
 @dataclass
 class _Run:
@@ -196,6 +199,7 @@ def run_index(
     only_paths: Iterable[str] | None = None,
     write_lock: AbstractContextManager | None = None,
     executor_factory: ExecutorFactory | None = None,
+    embed: bool = True,
 ) -> IndexSummary:
     """Bring the index in line with the files on disk: the rows pass, then the vectors pass.
 
@@ -205,6 +209,8 @@ def run_index(
     single-document write, so readers holding it never see a run half-way
     through a document. ``executor_factory`` chooses where embedding batches
     run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
+    ``embed=False`` stops after the rows pass (the one-shot search on a new
+    folder): the index is then searchable by full text and stays incomplete.
     """
     started = time.perf_counter()
     # A schema that does not load stops the run before anything is written: indexing
@@ -247,6 +253,10 @@ def run_index(
         store.set_meta(chunk_policy=CHUNK_POLICY)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
+    if not embed:
+        run.summary.elapsed_s = time.perf_counter() - started
+        run.reporter.finish(run.summary)
+        return run.summary
     _embed_pending(run, executor_factory or LocalExecutor)
     if only_paths is None or was_complete:
         store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
@@ -373,9 +383,11 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
         max_tokens=max(16, run.embedder.max_input_tokens - 16),
         count_tokens=run.count_tokens,
         max_chunks=cap,
+        path=rel_path,
+        code_chunk_chars=run.config.parsers.code.max_chunk_chars,
     )
     chunks = plan.chunks
-    if plan.chunking == COARSE:
+    if plan.chunking == COARSE and parsed.outline is None:  # code chunking says why itself
         log.warning("%s: more than %d chunks by its sections; chunked coarsely by lines into "
                     "%d chunks so all of it is indexed (split the file, or raise "
                     "max_chunks_per_file and run `groove index --force`, for finer chunks)",
@@ -473,6 +485,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         mtime=0.0 if mtime is None else mtime,
         binary_format=parsed.binary_format,
         fields=_declared_values(run, rel_path, parsed),
+        language=parsed.outline.language if parsed.outline is not None else None,
     )
 
 

@@ -13,7 +13,9 @@ from typing import Any, Protocol
 import pathspec
 
 from groove.config import Config
+from groove.errors import InvalidArgument
 from groove.models import ChunkRow
+from groove.parsers import PARSER_ALIASES
 from groove.search.request import SearchRequest
 
 
@@ -30,6 +32,8 @@ class DocumentFields(Protocol):
     def date(self) -> str | None: ...
     @property
     def tags(self) -> tuple[str, ...]: ...
+    @property
+    def language(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,9 @@ class ChunkFilter:
     date_from: str | None = None
     date_to: str | None = None
     min_quality: float = 0.0
+    #: Source-code filters: the document's language (parser id) and the chunk's kind.
+    languages: frozenset[str] = frozenset()
+    symbol_kinds: frozenset[str] = frozenset()
     #: Declared-field filters, ((key, values), ...) sorted: decided by the index's
     #: (key, value) lookup, not per document (see VectorIndex.mask).
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -53,11 +60,13 @@ class ChunkFilter:
         """Hashable identity, used to cache the mask per index generation."""
         return (self.category, self.topic, self.includes, self.excludes,
                 tuple(sorted(self.tags_any)), tuple(sorted(self.tags_all)),
-                self.date_from, self.date_to, self.min_quality, self.fields, self.fields_not)
+                self.date_from, self.date_to, self.min_quality, self.fields, self.fields_not,
+                tuple(sorted(self.languages)), tuple(sorted(self.symbol_kinds)))
 
     def applies(self, row: ChunkRow) -> bool:
         """True when the chunk passes every filter (they combine with AND)."""
-        return self.document_passes(row) and self.quality_passes(row)
+        return (self.document_passes(row) and self.quality_passes(row)
+                and (not self.symbol_kinds or row.symbol_kind in self.symbol_kinds))
 
     def quality_passes(self, row: ChunkRow) -> bool:
         """The one chunk-level filter; binary-format chunks are exempt."""
@@ -74,6 +83,8 @@ class ChunkFilter:
         if self.tags_any and not self.tags_any.intersection(row.tags):
             return False
         if self.tags_all and not self.tags_all.issubset(row.tags):
+            return False
+        if self.languages and row.language not in self.languages:
             return False
         if self.date_from is not None or self.date_to is not None:
             if row.date is None:
@@ -101,6 +112,59 @@ def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
     return spec
 
 
+#: At most this many patterns one brace glob may expand to (``{a,b}{c,d}`` is 4).
+MAX_BRACE_EXPANSION = 256
+
+
+def _brace_group(pattern: str) -> tuple[int, int, list[str]] | None:
+    """The first top-level ``{…}`` holding a comma: (start, end, alternatives), else None."""
+    depth, start = 0, -1
+    cuts: list[int] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            if depth == 0:
+                start, cuts = i, []
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0 and cuts:
+                bounds = [start, *cuts, i]
+                return start, i, [pattern[a + 1:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        elif ch == "," and depth == 1:
+            cuts.append(i)
+        i += 1
+    return None
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """``docs/{a,b}/**`` -> ``["docs/a/**", "docs/b/**"]``, as GrooveSeek's globs match.
+
+    Groups nest (``{a,{b,c}}``) and multiply (``{a,b}/{c,d}``); a brace
+    without a comma, or unbalanced, is a literal character, as in gitignore.
+    More than :data:`MAX_BRACE_EXPANSION` results is refused.
+    """
+    out: list[str] = []
+    todo = [pattern]
+    while todo:
+        current = todo.pop()
+        group = _brace_group(current)
+        if group is None:
+            out.append(current)
+        else:
+            start, end, alternatives = group
+            todo += [current[:start] + alt + current[end + 1:] for alt in reversed(alternatives)]
+        if len(out) + len(todo) > MAX_BRACE_EXPANSION:
+            raise InvalidArgument(f"path glob {pattern!r} expands to more than "
+                                  f"{MAX_BRACE_EXPANSION} patterns; accepted: fewer brace "
+                                  "alternatives")
+    return out
+
+
 def effective_min_quality(request: SearchRequest, config: Config) -> float:
     """The quality floor: the per-call value, else the configured filter, else none."""
     if request.include_low_quality:
@@ -116,13 +180,15 @@ def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
     return ChunkFilter(
         category=request.category,
         topic=request.topic,
-        includes=tuple(g for g in globs if not g.startswith("!")),
-        excludes=tuple(g[1:] for g in globs if g.startswith("!")),
+        includes=tuple(e for g in globs if not g.startswith("!") for e in expand_braces(g)),
+        excludes=tuple(e for g in globs if g.startswith("!") for e in expand_braces(g[1:])),
         tags_any=frozenset(request.tags_any or ()),
         tags_all=frozenset(request.tags_all or ()),
         date_from=request.date_from,
         date_to=request.date_to,
         min_quality=effective_min_quality(request, config),
+        languages=frozenset(PARSER_ALIASES.get(x, x) for x in request.languages or ()),
+        symbol_kinds=frozenset(request.symbol_kind or ()),
         fields=_field_pairs(request.fields),
         fields_not=_field_pairs(request.fields_not),
     )
@@ -133,13 +199,18 @@ def _field_pairs(fields: dict[str, list[str]] | None) -> tuple[tuple[str, tuple[
 
 
 def filter_applied(request: SearchRequest) -> dict[str, Any]:
-    """The echo of filters that had an effect: non-empty lists and given scalars."""
+    """The echo of filters that had an effect: non-empty lists and given scalars.
+
+    ``min_quality`` and ``include_low_quality`` apply without being echoed
+    (GrooveSeek's frozen contract: the quality filter is on by default, so an
+    empty echo never claimed the results were unfiltered).
+    """
     out: dict[str, Any] = {}
-    for name in ("category", "topic", "date_from", "date_to", "min_quality"):
+    for name in ("category", "topic", "date_from", "date_to"):
         value = getattr(request, name)
         if value is not None:
             out[name] = value
-    for name in ("path_globs", "tags_any", "tags_all"):
+    for name in ("path_globs", "tags_any", "tags_all", "languages", "symbol_kind"):
         value = getattr(request, name)
         if value:
             out[name] = list(value)
@@ -147,8 +218,6 @@ def filter_applied(request: SearchRequest) -> dict[str, Any]:
         value = getattr(request, name)
         if value:
             out[name] = {key: list(values) for key, values in value.items()}
-    if request.include_low_quality:
-        out["include_low_quality"] = True
     if request.min_confidence_ratio is not None:
         out["min_confidence_ratio"] = request.min_confidence_ratio
     if request.max_chunks_per_document is not None:

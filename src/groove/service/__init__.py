@@ -8,6 +8,9 @@ Scheduler task started at logon (docs/deployment.md). Rules kept here, once:
 * a config file found by discovery is *untrusted*, but a service runs it with
   ``--config``, which trusts it: install refuses until the user names it with
   ``--config`` themselves;
+* groove only touches files it wrote (they carry its marker and read back as
+  a groove service): ``install --name X`` will not overwrite somebody else's
+  ``X``, and ``uninstall --name X`` will not remove it;
 * without a running service manager (containers, CI) install still writes the
   file and says which commands start it; ``status`` then reports the manager's
   state as unknown and probes ``/healthz`` on the service's port instead.
@@ -15,7 +18,9 @@ Scheduler task started at logon (docs/deployment.md). Rules kept here, once:
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from groove.errors import ConfigError, NotFound
 from groove.service.base import Backend
 from groove.service.spec import ServiceSpec, check_name, check_path_arg, default_name
+from groove.store.files import replace_atomically
 
 if TYPE_CHECKING:
     from groove.config import Config
@@ -69,11 +75,12 @@ def windows_command() -> str:
 
 def spec_for(config: Config, *, name: str | None = None, port: int | None = None,
              python: str | None = None, bind: str | None = None,
-             i_know: bool = False) -> ServiceSpec:
+             i_know: bool = False, socket: bool = False) -> ServiceSpec:
     """The service for ``config``'s knowledge base (refusing an untrusted discovered config).
 
     ``bind`` (HOST:PORT) replaces the configured address, ``port`` its port; a
-    non-loopback address needs ``i_know``, as ``groove serve`` does.
+    non-loopback address needs ``i_know``, as ``groove serve`` does. ``socket``:
+    the service manager binds that address and passes the socket (systemd).
     """
     from groove.server import resolve_bind
 
@@ -101,6 +108,7 @@ def spec_for(config: Config, *, name: str | None = None, port: int | None = None
         config_path=check_path_arg(source.resolve(), "--config") if source is not None else None,
         db_path=None if db_path == default_db else check_path_arg(db_path, "db_path"),
         python=python or sys.executable,
+        socket=socket,
     )
 
 
@@ -184,6 +192,10 @@ def _check_clashes(backend: Backend, spec: ServiceSpec, force: bool = False) -> 
                               f"({other.kb_path}); pick another with --port")
 
 
+def _write_text(path: Path, *, text: str, encoding: str) -> None:
+    path.write_text(text, encoding=encoding)
+
+
 def install(backend: Backend, spec: ServiceSpec, *, auto_start: bool = True,
             force: bool = False) -> Outcome:
     """Write the service file and start it when a service manager is running.
@@ -194,13 +206,26 @@ def install(backend: Backend, spec: ServiceSpec, *, auto_start: bool = True,
     """
     _check_clashes(backend, spec, force)
     path = backend.path_for(spec.name)
+    if os.path.lexists(path) and backend.read(path) is None:
+        raise ConfigError(f"{path} exists and was not written by `groove service install`; "
+                          "groove will not overwrite it: pick another name with --name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(backend.render(spec), encoding=backend.encoding)
-    tmp.replace(path)
+    companions = backend.companion_files(spec)
+    for extra in backend.companion_paths(spec.name):
+        if os.path.lexists(extra) and not backend.owns(extra):
+            raise ConfigError(f"{extra} exists and was not written by `groove service install`; "
+                              "groove will not overwrite it: pick another name with --name")
+        if extra not in companions:
+            extra.unlink(missing_ok=True)  # reinstalled without --socket
+    for extra, extra_text in companions.items():
+        replace_atomically(extra, functools.partial(_write_text, text=extra_text,
+                                                    encoding=backend.encoding), "the socket file")
+    text = backend.render(spec)
+    replace_atomically(path, lambda tmp: tmp.write_text(text, encoding=backend.encoding),
+                       "the service file")
     backend.prepare(spec.name)
     logs = backend.log_hint(spec.name)
-    out = Outcome(path, [f"wrote {path}"])
+    out = Outcome(path, [f"wrote {extra}" for extra in companions] + [f"wrote {path}"])
     reason = backend.unavailable()
     commands = backend.start_commands(spec.name)
     if not auto_start:
@@ -242,10 +267,10 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
               purge: bool = False) -> Outcome:
     """Stop and remove the service; ``purge`` also deletes its index (never the notes)."""
     path, spec = find(backend, name=name, kb_path=kb_path)
-    if purge and spec is None:
-        raise ConfigError(f"{path} was not written by groove service install, so groove cannot "
-                          "tell which index it uses; remove it without --purge")
-    service = spec.name if spec else path.stem
+    if spec is None:
+        raise ConfigError(f"{path} was not written by `groove service install` (it has no groove "
+                          "marker), so groove leaves it alone; remove it yourself if you mean to")
+    service = spec.name
     out = Outcome(path)
     manager_ok = backend.unavailable() is None
     if manager_ok:
@@ -254,6 +279,10 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
                 out.messages.append(f"note: `{' '.join(command)}`: {error}")
     path.unlink()
     out.messages.append(f"removed {path}")
+    for extra in backend.companion_paths(service):
+        if extra.exists():
+            extra.unlink()
+            out.messages.append(f"removed {extra}")
     if manager_ok:
         for command in backend.after_remove_commands():
             backend.run(command)
@@ -261,7 +290,7 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
         out.messages.append("no service manager is running here: if the service runs "
                             "elsewhere, stop it there with: "
                             + " && ".join(" ".join(c) for c in backend.stop_commands(service)))
-    if purge and spec is not None:
+    if purge:
         for target in purge_targets(spec):
             if target.is_file() and not target.is_symlink():
                 target.unlink()

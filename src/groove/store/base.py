@@ -22,7 +22,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -233,11 +233,13 @@ class Store(ABC):
         """Chunks whose heading or content contains any term (case-insensitive substring)."""
 
     @abstractmethod
-    def pending_chunks(self, min_chunks: int) -> list[PendingChunk]:
+    def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Chunks without an embedding, whole documents in document-id order.
 
         Returns at least ``min_chunks`` chunks when that many are pending, and
-        never part of a document: the last document is completed.
+        never part of a document: the last document is completed. With
+        ``after_doc``, only documents whose id is greater (a cursor, so a
+        reader can go on while earlier documents are still being embedded).
         """
 
     @abstractmethod
