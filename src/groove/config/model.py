@@ -296,7 +296,7 @@ class SearchConfig(_Section):
         description=f"an integer in 0..{MAX_CHUNKS_PER_DOCUMENT} (0 = unlimited)",
     )
     document_margin: float = Field(
-        0.2, ge=0.0, le=1.0,
+        0.1, ge=0.0, le=1.0,
         description="a number in [0, 1] (how much better a second chunk of a shown document "
                     "must be than the next document's best; 0: off)")
     all_language_spans: bool = Field(True, description="true or false")
