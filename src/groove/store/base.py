@@ -22,7 +22,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
