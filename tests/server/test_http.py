@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import time
 from typing import Any
@@ -324,8 +325,17 @@ def test_admin_status_json(http_server, server_kb):
     status = httpx.get(http_server.base + "/api/admin/status").json()
     assert status["documents"] == 6
     assert status["chunks"] >= 5
-    assert status["watcher"] in ("watching", "off")
-    assert isinstance(status["indexing"], bool) and isinstance(status["pid"], int)
+    # GrooveSeek's objects (what its tray polled), then groove's own fields
+    daemon, indexing, watcher, kb = (status[k] for k in ("daemon", "indexing", "watcher", "kb"))
+    assert set(daemon) == {"version", "pid", "uptime_secs", "started_at"}
+    assert daemon["pid"] == status["pid"] and isinstance(daemon["uptime_secs"], int)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", daemon["started_at"])
+    assert set(indexing) == {"active", "started_at", "progress"}
+    assert indexing["active"] is False and indexing["progress"] is None
+    assert {"active", "debounce_ms"} <= set(watcher) and watcher["state"] in ("watching", "off")
+    assert watcher["active"] is (watcher["state"] == "watching")
+    assert kb == {"documents": 6, "chunks": status["chunks"], "model": status["model"]}
+    assert status["config_source"] == "Explicit"  # the test server is given --config
     assert status["version"] and status["uptime_s"] >= 0
     # the same shape as `groove status --format json`, without this machine's paths
     assert {"kb_path", "index_path", "model", "writer", "index"} <= set(status)
@@ -470,7 +480,7 @@ def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_
     assert seen_titles, "the flipping document was never found"
     assert server.stderr().count("sync: ") >= 2, "the watcher re-indexed during the searches"
     status = httpx.get(server.base + "/api/admin/status").json()
-    assert status["watcher"] == "watching"
+    assert status["watcher"]["state"] == "watching" and status["watcher"]["active"] is True
 
 
 def test_host_names_are_compared_without_case():
@@ -489,3 +499,32 @@ def test_host_names_are_compared_without_case():
                                             (b"x-other", b"KEEP")]
 
     check()
+
+
+def test_a_fifo_at_the_lock_file_never_hangs_a_running_server(server_kb, server_factory,
+                                                              tmp_path):
+    """Searches and /api/admin/status answer at once; rebuild_index is refused in one line."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    from mcp import Client
+
+    kb = Path(shutil.copytree(server_kb.kb, tmp_path / "kb", symlinks=True))
+    lock = kb / ".groove.db.lock"
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    server = server_factory(write_config(tmp_path / "groove.toml", kb), "--no-watch")
+    status = httpx.get(server.base + "/api/admin/status", timeout=30)
+    assert status.status_code == 200 and status.json()["kb"]["documents"] > 0
+
+    async def calls():
+        async with Client(server.base + "/mcp") as client:
+            return (await client.call_tool("search", {"query": "setup"}),
+                    await client.call_tool("rebuild_index", {}))
+
+    found, rebuilt = asyncio.run(calls())
+    assert not found.is_error
+    text = "".join(getattr(c, "text", "") for c in rebuilt.content)
+    assert rebuilt.is_error and f"{lock} is a FIFO" in text and "Traceback" not in text
+    assert "Traceback" not in server.stderr()

@@ -193,7 +193,8 @@ def _grooveseek_leftovers(kb: KnowledgeBase) -> list[Finding]:
     """GrooveSeek's files groove does not use: its index beside the KB, its old ignore file."""
     from groove.checks.leftovers import grooveseek_index, old_ignore_file
 
-    found = [grooveseek_index(kb.kb_path, kb.db_path), old_ignore_file(kb.kb_path)]
+    indexed = [d.path for d in kb.list_documents()]
+    found = [grooveseek_index(kb.kb_path, kb.db_path), old_ignore_file(kb.kb_path, indexed)]
     return [Finding("grooveseek", f.message, f.fix, path=str(f.path)) for f in found if f]
 
 

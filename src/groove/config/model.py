@@ -194,6 +194,13 @@ class FusionConfig(_Section):
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
     bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
+    cross_language_imputation: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="a number in [0, 1] (share of its vector score an other-script chunk gets "
+                    "as full-text score; 0: off)")
+    cross_language_offset: float = Field(
+        0.04, ge=0.0, le=0.5,
+        description="a number in [0, 0.5] (cosine added to chunks in the other script; 0: off)")
 
 
 class MmrConfig(_Section):
@@ -305,7 +312,11 @@ class SearchConfig(_Section):
         0, ge=0, le=MAX_CHUNKS_PER_DOCUMENT,
         description=f"an integer in 0..{MAX_CHUNKS_PER_DOCUMENT} (0 = unlimited)",
     )
-    all_language_spans: bool = Field(False, description="true or false")
+    document_margin: float = Field(
+        0.1, ge=0.0, le=1.0,
+        description="a number in [0, 1] (how much better a second chunk of a shown document "
+                    "must be than the next document's best; 0: off)")
+    all_language_spans: bool = Field(True, description="true or false")
     fusion: FusionConfig = Field(default_factory=FusionConfig, description="a [search.fusion] table")
     mmr: MmrConfig = Field(default_factory=MmrConfig, description="a [search.mmr] table")
     parent_retriever: ParentRetrieverConfig = Field(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
+from groove.search.language import is_cjk, is_prose
 from groove.search.query import ParsedQuery
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -24,8 +26,13 @@ from groove.store.base import Store
 
 @dataclass(frozen=True)
 class Candidates:
-    vector: list[tuple[int, float]]  # (chunk_id, cosine), best first
+    vector: list[tuple[int, float]]  # (chunk_id, cosine (+ cross-language offset)), best first
     fts: list[tuple[int, float]]  # (chunk_id, bm25 — lower is better), best first
+    #: Candidates whose document is in the other script family than the question
+    #: (search/language.py): the full-text leg could not have matched them.
+    foreign: frozenset[int] = frozenset()
+    #: The question's embedding (None when the model gave none), for the answerability lift.
+    query_vector: np.ndarray | None = None
 
 
 def candidate_count(limit: int) -> int:
@@ -64,6 +71,44 @@ def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
 def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
                n: int) -> list[tuple[int, float]]:
     return vectors.top_n(query_vec, n, allowed)
+
+
+def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
+                         n: int, *, query_cjk: bool, offset: float) -> list[tuple[int, float]]:
+    """The vector leg with the model's language gap taken out (docs/search.md).
+
+    The ordinary best ``n`` chunks are found first; every member written in
+    the other script family than the question gets ``offset`` added to its
+    cosine. The best ``n`` chunks of the other script family are then found on
+    their own (so an other-language answer is a candidate even when dozens of
+    same-language chunks outscore it), and each that reaches the ordinary
+    pool's lowest score after the offset joins the pool. The pool's floor is
+    therefore unchanged, and so is the normalised score of every same-script
+    chunk below the top; the leg holds at most ``2n`` chunks. Ties are broken
+    by chunk id, as in :meth:`VectorIndex.top_n`.
+    """
+    base = vector_leg(query_vec, vectors, allowed, n)
+    if offset <= 0.0 or not base:
+        return base
+    floor = base[-1][1]
+    ids = [chunk_id for chunk_id, _ in base]
+    other = dict.fromkeys(c for c, same in zip(ids, vectors.in_script(ids, query_cjk), strict=True)
+                          if not same)
+    merged = {c: score + (offset if c in other else 0.0) for c, score in base}
+    for chunk_id, score in vectors.top_n(query_vec, n, allowed & vectors.script_mask(not query_cjk)):
+        if score + offset >= floor:
+            merged[chunk_id] = score + offset
+    return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
+
+
+def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, float]]],
+                       query_cjk: bool) -> frozenset[int]:
+    """The candidates of ``legs`` whose document is in the other script family."""
+    ids = list(dict.fromkeys(chunk_id for leg in legs for chunk_id, _ in leg))
+    if not ids:
+        return frozenset()
+    same = vectors.in_script(ids, query_cjk)
+    return frozenset(c for c, is_same in zip(ids, same, strict=True) if not is_same)
 
 
 #: The query embedding runs here while the calling thread does the SQLite
@@ -124,4 +169,12 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
     allowed = allowed_mask(store, vectors, base_mask, parsed)
     fts = fts_leg(store, config, vectors, parsed, allowed, n)
-    return Candidates(vector=vector_leg(query_vec.result(), vectors, allowed, n), fts=fts)
+    fusion = config.search.fusion
+    query_cjk = is_cjk(parsed.model_text)
+    prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help
+    qv = query_vec.result()
+    vector = bilingual_vector_leg(qv, vectors, allowed, n, query_cjk=query_cjk,
+                                  offset=fusion.cross_language_offset if prose else 0.0)
+    foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
+               if prose and fusion.cross_language_imputation > 0 else frozenset())
+    return Candidates(vector=vector, fts=fts, foreign=foreign, query_vector=qv)

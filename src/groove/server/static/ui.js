@@ -133,12 +133,12 @@ async function refreshStatus() {
     setText("st-documents", st.documents);
     setText("st-chunks", st.chunks);
     setText("st-model", st.model);
-    setText("st-watcher", st.indexing ? `${st.watcher} (indexing…)` : st.watcher);
+    setText("st-watcher", st.indexing.active ? `${st.watcher.state} (indexing…)` : st.watcher.state);
     setText("st-index", describeIndex(st.index));
     setText("st-last-indexed", st.last_indexed);
     setText("st-uptime", formatUptime(st.uptime_s));
     setText("st-pid", st.pid);
-    band.classList.toggle("error", Boolean(st.error) || st.watcher === "error");
+    band.classList.toggle("error", Boolean(st.error) || st.watcher.state === "error");
   } catch (e) {
     band.classList.add("error");
     setText("st-watcher", "status unavailable: " + e.message);
