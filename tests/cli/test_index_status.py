@@ -156,3 +156,18 @@ def test_status_checks_the_pages_of_a_small_index_and_leaves_a_large_one_to_doct
     monkeypatch.setattr(kb_module, "STATUS_PAGE_CHECK_MAX_BYTES", 0)  # as if the file were huge
     assert run("status", "--kb-path", str(kb_dir)).exit_code == 0
     assert checked == ["pages"]
+
+
+def test_during_a_build_a_full_text_match_is_not_outranked_by_the_few_embedded_documents(
+        kb_dir, run):
+    """The answer's own document has no vector yet; the one embedded document is off-topic."""
+    import sqlite3
+
+    run("index", "--kb-path", str(kb_dir), "-q")
+    with sqlite3.connect(kb_dir / ".groove.db") as conn:  # as an interrupted build leaves it
+        conn.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT c.id FROM chunks c"
+                     " JOIN documents d ON d.id = c.doc_id WHERE d.path = 'a/first.md')")
+        conn.execute("UPDATE index_meta SET value = 'building' WHERE key = 'build_state'")
+    answer = json.loads(run("search", "tokio spawn", "--kb-path", str(kb_dir)).stdout)
+    assert answer["index"]["state"] == "incomplete"
+    assert answer["results"][0]["path"] == "a/first.md"
