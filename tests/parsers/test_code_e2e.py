@@ -84,9 +84,50 @@ def test_languages_and_symbol_kind_filter_and_rust_scope(code_kb):
     assert {h.path for h in prose.results} <= {"src/inventory/store.py"}
 
 
+def test_a_changed_source_file_is_reindexed_by_the_watchers_entry_point(code_kb):
+    path = code_kb.kb_path / "src/inventory/lib.rs"
+    path.write_text(path.read_text() + "\n/// Counts the crates stacked on every shelf.\n"
+                    "pub fn count_crates(shelves: &[u32]) -> u32 {\n    shelves.iter().sum()\n}\n")
+    summary = code_kb.sync_paths(["src/inventory/lib.rs"])
+    assert summary.updated == 1
+    hit = code_kb.search(SearchRequest(query="count the crates on the shelves", limit=1,
+                                       languages=["rust"])).results[0]
+    assert (hit.heading, hit.symbol_kind) == ("count_crates", "function")
+    lines = path.read_text().split("\n")
+    assert hit.content == "\n".join(lines[hit.line_start - 1:hit.line_end])
+    assert code_kb.index().unchanged == 3  # nothing else was touched
+
+
 def test_get_document_returns_the_file_verbatim_so_hit_lines_hold(code_kb):
     doc = code_kb.read_document("src/inventory/lib.rs")
     assert doc.text == (code_kb.kb_path / "src/inventory/lib.rs").read_text()
+
+
+def test_mcp_get_document_returns_a_hits_lines_and_refuses_an_empty_range(code_kb):
+    import asyncio
+
+    from mcp import Client
+
+    from groove.server.mcp import build_mcp_server
+
+    async def go():
+        async with Client(build_mcp_server(code_kb)) as client:
+            found = await client.call_tool("search", {"query": "open the warehouse ledger",
+                                                      "symbol_kind": ["method"], "limit": 1})
+            hit = found.structured_content["results"][0]
+            lines = await client.call_tool("get_document", {
+                "path": hit["path"], "line_start": hit["line_start"],
+                "line_end": hit["line_end"]})
+            past = await client.call_tool("get_document", {"path": hit["path"],
+                                                           "line_start": 999})
+            return hit, lines, past
+
+    hit, lines, past = asyncio.run(go())
+    assert hit["scope"] == "impl Warehouse" and hit["line_start"] < hit["line_end"]
+    doc = lines.structured_content
+    assert doc["text"] == hit["content"] and doc["language"] == "rust"
+    assert (doc["line_start"], doc["line_end"]) == (hit["line_start"], hit["line_end"])
+    assert past.is_error and "line_start: 999 is past the end" in past.content[0].text
 
 
 def test_the_text_format_shows_path_and_line(code_kb):
