@@ -29,7 +29,7 @@ import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from groove.errors import GrooveError, NotFound, PathRefused
+from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
 from groove.graph.params import GraphParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
@@ -191,9 +191,11 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
 
     async def get_document(
         path: Annotated[str, Field(description="Document path relative to the KB root, as in search results.")],
+        line_start: Annotated[int | None, Field(ge=1, description="Return only the text from this line (1-based), e.g. a code hit's line_start.")] = None,
+        line_end: Annotated[int | None, Field(ge=1, description="Return only the text up to this line (inclusive), e.g. a code hit's line_end.")] = None,
     ) -> dict[str, Any]:
         doc = await anyio.to_thread.run_sync(read_document, kb, path)
-        return document_json(doc)
+        return document_json(doc, line_start, line_end)
 
     async def list_topics() -> dict[str, Any]:
         return await anyio.to_thread.run_sync(topics_json, kb)
@@ -248,7 +250,13 @@ def with_uris(kb: "KnowledgeBase", response: SearchResponse) -> dict[str, Any]:
     return response.to_json()
 
 
-def document_json(doc: Any) -> dict[str, Any]:
+def document_json(doc: Any, line_start: int | None = None,
+                  line_end: int | None = None) -> dict[str, Any]:
+    """The get_document answer; with a line range, only those lines of the text.
+
+    A source file's text is the file verbatim, so a code hit's
+    ``line_start``/``line_end`` select exactly its chunk's lines.
+    """
     row = doc.document
     out: dict[str, Any] = {
         "path": row.path, "uri": doc_uri(row.path), "title": row.title,
@@ -256,10 +264,29 @@ def document_json(doc: Any) -> dict[str, Any]:
         "tags": list(row.tags), "metadata": row.metadata, "size": row.size,
         "chunks": row.chunk_count, "text": doc.text, "truncated": doc.truncated,
     }
+    if row.language is not None:
+        out["language"] = row.language
+    if line_start is not None or line_end is not None:
+        out["text"], out["line_start"], out["line_end"] = line_range(
+            doc.text, line_start or 1, line_end)
     if doc.truncated:
         out["note"] = (f"text truncated at {DOCUMENT_TEXT_CAP_BYTES} bytes of {row.size}; "
                        "use search to reach the rest")
     return out
+
+
+def line_range(text: str, first: int, last: int | None) -> tuple[str, int, int]:
+    """Lines ``first``..``last`` (1-based, inclusive; ``last`` None or past the end: to the
+    end) and the range actually returned; InvalidArgument when the range is empty."""
+    lines = text.split("\n")
+    if last is not None and last < first:
+        raise InvalidArgument(f"line_end: {last} is before line_start {first}; accepted: a "
+                              f"line number >= line_start")
+    if first > len(lines):
+        raise InvalidArgument(f"line_start: {first} is past the end of the text "
+                              f"({len(lines)} lines); accepted: 1..{len(lines)}")
+    end = len(lines) if last is None else min(last, len(lines))
+    return "\n".join(lines[first - 1:end]), first, end
 
 
 def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
