@@ -187,7 +187,30 @@ def run_index(
     through a document. ``executor_factory`` chooses where embedding batches
     run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
     """
+    try:
+        return _run_index(config, store, embedder_factory, force=force, reporter=reporter,
+                          only_paths=only_paths, write_lock=write_lock,
+                          executor_factory=executor_factory)
+    finally:
+        store.flush()  # whatever SQLite committed reaches the full-text index
+
+
+def _run_index(
+    config: Config,
+    store: Store,
+    embedder_factory: Callable[[], Embedder],
+    *,
+    force: bool,
+    reporter: Reporter | None,
+    only_paths: Iterable[str] | None,
+    write_lock: AbstractContextManager | None,
+    executor_factory: ExecutorFactory | None,
+) -> IndexSummary:
     started = time.perf_counter()
+    if force:
+        store.rebuild_fulltext()
+    else:
+        store.ensure_fulltext()
     embedder = embedder_factory()
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
@@ -214,6 +237,7 @@ def run_index(
         run.summary.deleted += 1
         run.reporter.file_done(rel_path, "deleted")
 
+    store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     _embed_pending(run, executor_factory or LocalExecutor)
     if only_paths is None or was_complete:
         store.set_meta(last_indexed=time.time(), build_state=COMPLETE)

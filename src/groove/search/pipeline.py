@@ -66,7 +66,7 @@ def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stage
     legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
     return is_low_confidence(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]),
                              ratio=stages.confidence_ratio,
-                             lexical_query=parsed.fts_expression is not None)
+                             lexical_query=bool(parsed.phrases))
 
 
 def _cap_stage(ranked: Ranked, stages: Stages, vectors: VectorIndex) -> Ranked:

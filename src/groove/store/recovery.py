@@ -6,15 +6,21 @@ rename. The damaged file is kept as ``<db>.corrupt-<time>`` for inspection:
 it is hard-linked there first, so at no moment is there no file at the
 index path. The damaged file's ``-wal``/``-shm`` go aside with it *before*
 the swap: a stale write-ahead log beside the new file would otherwise be
-replayed into it.
+replayed into it. The derived full-text index directory (``<db>.fts``)
+follows its database: the damaged one's goes aside with it, the fresh one's
+moves into place (its stamp matches only the fresh database, so a missed step
+shows as a stale full-text index and is rebuilt, never searched).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
+
+from groove.fulltext import fulltext_path
 
 log = logging.getLogger("groove.store.recovery")
 
@@ -26,6 +32,7 @@ def rebuild_path(db_path: Path) -> Path:
     fresh = db_path.with_name(db_path.name + ".rebuild")
     for suffix in ("", *SIDECARS):
         Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(fulltext_path(fresh), ignore_errors=True)
     return fresh
 
 
@@ -51,5 +58,16 @@ def replace_damaged(db_path: Path, fresh: Path) -> Path:
     except OSError:  # no hard links here: a short moment without a file at db_path
         os.replace(db_path, aside)
     os.replace(fresh, db_path)
+    _move_fulltext(fulltext_path(db_path), fulltext_path(aside))
+    _move_fulltext(fulltext_path(fresh), fulltext_path(db_path))
     log.warning("the damaged index was kept as %s; the rebuilt index is now %s", aside, db_path)
     return aside
+
+
+def _move_fulltext(source: Path, target: Path) -> None:
+    """Rename a full-text index directory if it exists (a directory: never over another)."""
+    if not source.exists():
+        return
+    if target.exists():
+        shutil.rmtree(target, ignore_errors=True)
+    os.replace(source, target)
