@@ -49,3 +49,7 @@ class NotFound(GrooveError):
 
 class Busy(GrooveError):
     """An exclusive operation (e.g. rebuild_index) is already running."""
+
+
+class UnsafeFile(GrooveError):
+    """A file groove keeps beside the index is a link, a directory, a FIFO or not writable."""

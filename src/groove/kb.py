@@ -184,8 +184,12 @@ class KnowledgeBase:
         waited for, or with ``wait=False`` refused with Busy naming it.
         The index is health-checked first: a damaged one is refused with the
         recovering command, and with ``force`` rebuilt into a fresh file that
-        replaces it (docs/troubleshooting.md).
+        replaces it (docs/troubleshooting.md). A ``groove-schema.toml`` that does
+        not load is refused before any of that (the run reads it again).
         """
+        from groove.checks.validate import kb_schema
+
+        kb_schema(self.kb_path)
         self.check_model(force=force)
         if not self.has_index():
             self._load_embedder()
@@ -460,6 +464,7 @@ class KnowledgeBase:
             store.check_health()
             meta = store.meta()
             stats = store.stats()
+            field_rows = store.field_row_count()
         last = stats.last_indexed or meta.last_indexed
         writer = self.writer()
         return {
@@ -472,6 +477,8 @@ class KnowledgeBase:
             "context_mode": meta.context_mode or context_mode_name(False),
             "last_indexed": iso_time(last),
             "tags_unreadable": stats.tags_invalid,
+            "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
+            "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},
             "index": self.index_state().to_json(),
         }

@@ -25,6 +25,18 @@ def passage_text(context: str, content: str) -> str:
     return f"{context}\n\n{content}" if context else content
 
 
+#: How a document's chunks were built (stored per document; docs/indexing.md
+#: 'Very long files'): by its sections, or coarsely by lines because by
+#: sections it would have given more than ``max_chunks_per_file`` chunks.
+BY_SECTIONS = "sections"
+COARSE = "coarse"
+#: The chunking policy this groove builds indexes with, recorded in the index:
+#: every line of every file reaches a chunk. An index recording anything else
+#: ("legacy") was written by a groove that dropped the tail of long files.
+CHUNK_POLICY = "whole-file"
+LEGACY_CHUNK_POLICY = "legacy"
+
+
 @dataclass(frozen=True)
 class Section:
     """One heading-delimited part of a parsed document.
@@ -87,6 +99,11 @@ class DocumentRecord:
     size: int
     mtime: float
     binary_format: bool = False
+    #: BY_SECTIONS or COARSE; kept as it was when a rename moves the document.
+    chunking: str = BY_SECTIONS
+    #: The values of the frontmatter keys the schema declares (docs/filters),
+    #: each key with its strings (a list value gives several).
+    fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,6 +125,7 @@ class DocumentRow:
     binary_format: bool
     indexed_at: float
     chunk_count: int
+    chunking: str = BY_SECTIONS
 
 
 @dataclass(frozen=True)

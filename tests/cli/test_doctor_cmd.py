@@ -34,3 +34,36 @@ def test_no_index_exits_2(kb_dir, run):
     assert text.exit_code == 2 and text.stdout == "" and "no index" in text.stderr
     as_json = run("doctor", "--kb-path", str(kb_dir), "--format", "json")
     assert as_json.exit_code == 2 and "no index" in json.loads(as_json.stdout)["error"]
+
+
+def test_a_coarsely_chunked_file_is_reported_with_its_fix(kb_dir, run):
+    """Past max_chunks_per_file a file is chunked coarsely (not cut short); doctor says so."""
+    (kb_dir / "long.md").write_text("".join(
+        f"## Part {i}\n\nThe body of part {i}, with enough words to stand alone.\n\n"
+        for i in range(12)))
+    (kb_dir / "groove.toml").write_text("max_chunks_per_file = 4\n")
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    as_json = run("doctor", "--kb-path", str(kb_dir), "--format", "json")
+    data = json.loads(as_json.stdout)
+    assert as_json.exit_code == 1 and data["facts"]["chunk_policy"] == "whole-file"
+    [finding] = data["findings"]
+    assert (finding["check"], finding["path"]) == ("chunking", "long.md")
+    assert "max_chunks_per_file" in finding["fix"]
+    text = run("doctor", "--kb-path", str(kb_dir))
+    assert "[FAIL] chunking: 1 finding(s)" in text.stdout and "chunked coarsely" in text.stdout
+
+
+def test_an_index_from_before_the_whole_file_policy_is_reported_until_forced(kb_dir, run):
+    import sqlite3
+
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    with sqlite3.connect(kb_dir / ".groove.db") as conn:
+        conn.execute("UPDATE index_meta SET value = 'legacy' WHERE key = 'chunk_policy'")
+    data = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert [(f["check"], f["fix"]) for f in data["findings"]] == [
+        ("chunking", "groove index --force")]
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0  # not enough
+    assert json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)[
+        "findings"]
+    assert run("index", "--kb-path", str(kb_dir), "--force", "-q").exit_code == 0
+    assert run("doctor", "--kb-path", str(kb_dir)).exit_code == 0

@@ -31,6 +31,6 @@ def test_schema_type_array_is_list(tmp_path, caplog):
     caplog.set_level(logging.WARNING, "groove")
     schema = tmp_path / "groove-schema.toml"
     schema.write_text('[fields.tags]\ntype = "array"\nmin_length = 1\n', encoding="utf-8")
-    [rule] = load_schema(schema)
+    [rule] = load_schema(schema).rules
     assert rule.type == "list" and rule.min_length == 1
     assert len(_notes(caplog)) == 1 and "type = 'array'" in _notes(caplog)[0]

@@ -279,3 +279,54 @@ def test_folding_keeps_every_body_once_in_order(bodies: list[str]) -> None:
     assert "\n\n".join(c.content for c in chunks) == "\n\n".join(bodies)
     if any(b == ENTRY for b in bodies):
         assert all(c.content.count(ENTRY) >= 1 for c in chunks)
+
+
+# --- the per-file bound (bounded_chunks) -----------------------------------------
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.text(alphabet="ab \t", min_size=0, max_size=300), max_size=60),
+       limit=st.integers(min_value=1, max_value=20), max_tokens=st.integers(1, 50))
+def test_bounded_chunks_never_exceed_the_bound_and_keep_every_word(lines, limit, max_tokens):
+    """Guarantee: at most ``limit`` chunks, and every word of the file is in them, in order."""
+    from groove.indexing.chunking import bounded_chunks
+
+    body = "\n".join(lines)
+    doc = ParsedDocument(title="t", sections=[Section(None, None, body),
+                                              Section("Second", 2, body)])
+    plan = bounded_chunks(doc, exclude_headings=[], max_tokens=max_tokens, count_tokens=by_chars,
+                          max_chunks=limit)
+    assert len(plan.chunks) <= limit
+    # a line cut at the budget may split a word: compare the characters, not the words
+    joined = "".join("".join(c.content.split()) for c in plan.chunks)
+    assert joined == "".join(_words(body)) * 2
+    assert [c.chunk_index for c in plan.chunks] == list(range(len(plan.chunks)))
+
+
+def test_a_file_over_the_bound_is_chunked_coarsely_and_keeps_its_tail():
+    from groove.indexing.chunking import bounded_chunks
+
+    md = "".join(f"# Part {i}\n\nThe body of part {i}, long enough to stand alone here.\n\n"
+                 for i in range(40))
+    doc = MarkdownParser().parse(md.encode(), "long.md")
+    plan = bounded_chunks(doc, exclude_headings=[], max_tokens=500, count_tokens=by_chars,
+                          max_chunks=5)
+    assert plan.chunking == "coarse" and len(plan.chunks) <= 5
+    assert "The body of part 39" in plan.chunks[-1].content
+    # a coarse chunk still says where it starts
+    assert plan.chunks[0].heading == "Part 0" and plan.chunks[-1].heading.startswith("Part ")
+    fine = bounded_chunks(doc, exclude_headings=[], max_tokens=500, count_tokens=by_chars,
+                          max_chunks=40)
+    assert fine.chunking == "sections" and len(fine.chunks) == 40
+
+
+def test_a_single_enormous_line_is_cut_into_at_most_the_bound():
+    from groove.indexing.chunking import bounded_chunks
+
+    doc = MarkdownParser().parse(("x" * 200_000).encode(), "minified.md")
+    plan = bounded_chunks(doc, exclude_headings=[], max_tokens=100, count_tokens=by_chars,
+                          max_chunks=7)
+    assert plan.chunking == "coarse" and 1 < len(plan.chunks) <= 7
+    assert sum(len(c.content) for c in plan.chunks) == 200_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groove.errors import IndexMismatchError
+from groove.search.request import SearchRequest
 
 NOTES = {
     "eng/rust/async.md": """
@@ -166,16 +167,20 @@ def test_a_rename_whose_source_another_writer_removed_indexes_the_target(kb):
     assert "cooking/loaf.md" in paths and "cooking/bread.md" not in paths
 
 
-def test_one_pathological_file_is_bounded_to_max_chunks_per_file(tmp_path, make_kb, caplog):
-    """A long single-line file: only the first chunks are embedded, with a warning naming it."""
+def test_a_file_over_max_chunks_per_file_keeps_its_tail(tmp_path, make_kb, caplog):
+    """A long single-line file: chunked coarsely within the bound, its last word searchable."""
     root = tmp_path / "kb"
     root.mkdir()
-    (root / "huge.md").write_text("word " * 20_000)  # one line, far over one chunk
+    (root / "huge.md").write_text("word " * 3_000 + "zebracrossing")  # one line
     (root / "small.md").write_text("# Small\n\nA short note.\n")
     kb = make_kb(root, max_chunks_per_file=3)
     summary = kb.index()
-    assert summary.indexed == 2 and summary.chunks_embedded == 3 + 1
+    assert summary.indexed == 2
     huge = kb.store.get_document("huge.md")
-    assert huge is not None and huge.chunk_count == 3
+    assert huge is not None and huge.chunk_count <= 3 and huge.chunking == "coarse"
+    assert kb.store.get_document("small.md").chunking == "sections"
+    hits = kb.search(SearchRequest(query="zebracrossing")).results
+    assert hits and hits[0].path == "huge.md"
     warnings = [r.getMessage() for r in caplog.records if "huge.md" in r.getMessage()]
-    assert len(warnings) == 1 and "max_chunks_per_file" in warnings[0]
+    assert len(warnings) == 1 and "coarsely" in warnings[0]
+    assert kb.store.meta().chunk_policy == "whole-file"

@@ -305,3 +305,15 @@ def test_the_mcp_tool_refuses_a_wrong_type_in_the_models_words(tmp_path) -> None
     text = asyncio.run(call({"query": "q", "limit": "abc"}))
     assert "limit: expected an integer" in text and "accepted: an integer 1..100" in text
     assert "pydantic" not in text and "http" not in text
+
+
+@given(pairs=st.lists(st.tuples(st.text(min_size=1).filter(lambda k: "=" not in k), st.text()),
+                      max_size=8))
+def test_field_pairs_split_at_the_first_equals_and_collect_values_per_key(pairs):
+    from groove.search.request import fields_from_pairs
+
+    parsed = fields_from_pairs("--field", [f"{key}={value}" for key, value in pairs])
+    expected: dict[str, list[str]] = {}
+    for key, value in pairs:
+        expected.setdefault(key, []).append(value)
+    assert parsed == expected

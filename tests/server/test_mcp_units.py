@@ -179,3 +179,59 @@ def test_a_path_template_that_climbs_out_is_refused_when_the_config_loads(tmp_pa
     (tmp_path / "groove.toml").write_text('[best_practice]\npath_templates = ["../{target}.md"]\n')
     with pytest.raises(ConfigError, match=r"path_templates.*'\.\.'"):
         load_config(kb_path=tmp_path, cwd=tmp_path)
+
+
+def _envelope(result) -> str:
+    """The error message of a failed call, checked to be GrooveSeek's envelope in both bodies."""
+    import json
+
+    assert result.is_error
+    assert len(result.content) == 1
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content and set(body) == {"error"}
+    assert not body["error"].startswith("Error executing tool")
+    return body["error"]
+
+
+def test_a_failed_call_answers_the_error_envelope(server_kb, make_kb):
+    from groove.server.mcp import build_mcp_server
+
+    kb = make_kb(server_kb.kb)
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            return {
+                "bounds": await client.call_tool("search", {"query": "setup", "limit": 0}),
+                "path": await client.call_tool("get_document", {"path": "../x.md"}),
+                "unknown_arg": await client.call_tool("search", {"query": "setup", "limt": 3}),
+                "unknown_args": await client.call_tool("list_topics", {"b": 1, "a": 2}),
+                "unknown_tool": await client.call_tool("serch", {"query": "x"}),
+                "ok": await client.call_tool("search", {"query": "setup", "limit": 1}),
+            }
+
+    out = asyncio.run(go())
+    assert _envelope(out["bounds"]).startswith("limit: 0 is out of range; accepted:")
+    assert "climbs out" in _envelope(out["path"])
+    limt = _envelope(out["unknown_arg"])
+    assert limt.startswith("search does not take limt; accepted arguments: query, limit")
+    assert _envelope(out["unknown_args"]) == "list_topics does not take a, b; accepted arguments: none"
+    assert _envelope(out["unknown_tool"]).startswith("unknown tool 'serch'; available: ")
+    assert not out["ok"].is_error and "error" not in out["ok"].structured_content
+
+
+def test_an_internal_failure_keeps_the_envelope_without_details(server_kb, make_kb):
+    from groove.server.mcp import build_mcp_server
+
+    kb = make_kb(server_kb.kb)
+
+    def broken(_request):
+        raise RuntimeError("internal detail /secret/path")
+
+    kb.search = broken  # type: ignore[method-assign]
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            return await client.call_tool("search", {"query": "setup"})
+
+    message = _envelope(asyncio.run(go()))
+    assert "internal error" in message and "secret" not in message

@@ -18,7 +18,9 @@ from mcp.shared.exceptions import MCPError
 
 def params(server_kb, *extra: str) -> StdioServerParameters:
     cmd = groove_cmd("serve", "--config", str(server_kb.config), "--no-watch", *extra)
-    return StdioServerParameters(command=cmd[0], args=cmd[1:])
+    # The SDK passes the server only a safe subset of the environment; PYTHONPATH
+    # must reach it so the server runs the groove under test.
+    return StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
 
 
 def text_of(result: Any) -> str:
@@ -70,6 +72,8 @@ def test_every_tool_prompt_and_resource_over_stdio(server_kb):
     assert "kb://doc/guides/rust/async.md" in out["topic"]
     assert "Top-level overview" in out["doc"]
     assert out["bad_tool"].is_error and SECRET not in text_of(out["bad_tool"])
+    envelope = json.loads(text_of(out["bad_tool"]))  # GrooveSeek's {"error": ...} body
+    assert envelope == out["bad_tool"].structured_content and "climbs out" in envelope["error"]
     assert out["bad_uri"] and SECRET not in out["bad_uri"]
     assert not out["after"].is_error, "still serving after bad requests"
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import groove.store.sqlite as sqlite_mod
 from groove.errors import GrooveError, IndexMismatchError, InvalidArgument, NoIndexError, NotFound
-from groove.models import Chunk, DocumentRecord
 from groove.fulltext import fulltext_path
+from groove.models import Chunk, DocumentRecord
 from groove.store import SCHEMA_VERSION, SQLiteStore, open_store
 
 DIM = 8
@@ -339,39 +339,71 @@ def test_migration_from_older_schema_version(
     store.close()
     calls: list[int] = []
 
-    now = SCHEMA_VERSION
+    base = sqlite_mod.SCHEMA_VERSION
 
-    def step_one(conn: sqlite3.Connection) -> None:
-        calls.append(now + 1)
+    def add_column(conn: sqlite3.Connection) -> None:
+        calls.append(base + 1)
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
 
-    def step_two(conn: sqlite3.Connection) -> None:
-        calls.append(now + 2)
+    def fill_column(conn: sqlite3.Connection) -> None:
+        calls.append(base + 2)
         conn.execute("UPDATE documents SET extra = 'v3'")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", now + 2)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {now + 1: step_one, now + 2: step_two})
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 2)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: add_column, base + 2: fill_column})
     s = open_store(db)
-    assert calls == [now + 1, now + 2]
-    assert s.meta().schema_version == now + 2
+    assert calls == [base + 1, base + 2]
+    assert s.meta().schema_version == base + 2
     assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("v3",)
     assert fts_ids(s, "migration")
     s.close()
     open_store(db).close()  # already current: nothing re-applied
-    assert calls == [now + 1, now + 2]
+    assert calls == [base + 1, base + 2]
 
 
-def test_schema_1_file_loses_fts5_and_gets_its_fulltext_index_rebuilt(
+def as_version_1(db: Path) -> None:
+    """Turn a current index file back into the version-1 layout groove wrote before."""
+    with sqlite3.connect(db) as c:
+        c.execute("DROP TABLE document_fields")
+        c.execute("ALTER TABLE documents DROP COLUMN chunking")
+        c.execute("DELETE FROM index_meta WHERE key IN ('chunk_policy', 'fulltext_id',"
+                  " 'text_generation')")
+        c.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(heading, context, content,"
+                  " content='chunks', content_rowid='id', tokenize='trigram')")
+        c.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
+
+
+def test_a_version_1_index_with_documents_records_the_legacy_chunk_policy(
+    store: SQLiteStore, db: Path
+) -> None:
+    """Its long files may have lost their tails: the migration says so, doctor reads it."""
+    store.write_document(record("a.md"), chunks("kept across migration"), vecs(1))
+    store.close()
+    as_version_1(db)
+    s = open_store(db)
+    assert s.meta().schema_version == SCHEMA_VERSION and s.meta().chunk_policy == "legacy"
+    assert s.get_document("a.md").chunking == "sections"
+    assert fts_ids(s, "migration")
+    s.close()
+
+
+def test_an_empty_version_1_index_records_the_current_chunk_policy(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.close()
+    as_version_1(db)
+    s = open_store(db)
+    assert s.meta().chunk_policy == "whole-file"
+    s.close()
+
+
+def test_a_version_1_index_loses_fts5_and_gets_its_fulltext_index_rebuilt(
     store: SQLiteStore, db: Path
 ) -> None:
     store.write_document(record("a.md"), chunks("written by an older groove"), vecs(1))
     store.close()
     shutil.rmtree(fulltext_path(db))
-    with sqlite3.connect(db) as c:  # what schema 1 looked like
-        c.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(heading, context, content,"
-                  " content='chunks', content_rowid='id', tokenize='trigram')")
-        c.execute("DELETE FROM index_meta WHERE key IN ('fulltext_id', 'text_generation')")
-        c.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
+    as_version_1(db)
     s = open_store(db)
     try:
         assert s.meta().schema_version == SCHEMA_VERSION
@@ -393,13 +425,14 @@ def test_failed_migration_rolls_back(
         conn.execute("ALTER TABLE documents ADD COLUMN extra TEXT")
         conn.execute("SELECT * FROM no_such_table")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {SCHEMA_VERSION + 1: broken})
+    base = sqlite_mod.SCHEMA_VERSION
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 1)
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: broken})
     with pytest.raises(GrooveError):
         open_store(db)
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM index_meta WHERE key='schema_version'").fetchone() == (
-            str(SCHEMA_VERSION),)
+            str(base),)
         assert "extra" not in [r[1] for r in c.execute("PRAGMA table_info(documents)")]
 
 
@@ -407,7 +440,7 @@ def test_missing_migration_step_is_refused(
     store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.close()
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", sqlite_mod.SCHEMA_VERSION + 1)
     monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {})
     with pytest.raises(IndexMismatchError, match="--force"):
         open_store(db)

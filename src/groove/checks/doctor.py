@@ -12,7 +12,12 @@ Three families of checks, each finding naming its fix:
   files on disk the index holds back (unreadable, refused, unparsable), using
   the same :mod:`groove.indexing.walk` rules and parsers as indexing;
 * **metadata** — schema version, recorded model id and dimension, whether the
-  configured model matches, and whether the recorded model can be loaded.
+  configured model matches, and whether the recorded model can be loaded;
+* **chunking** — an index built under the old policy that dropped the tail of
+  long files, and each document chunked coarsely because by its sections it
+  would have given more than ``max_chunks_per_file`` chunks;
+* **fields** — declared frontmatter fields pending (never recorded) or stale
+  (the schema on disk declares another set than the index holds).
 
 Doctor only reads. It never writes to the index, never downloads a model and
 never touches a file. "Could not run" (no index, not a groove index) is an
@@ -43,7 +48,7 @@ log = logging.getLogger("groove.checks.doctor")
 
 FIX_INDEX = "groove index"
 FIX_FORCE = "groove index --force"
-CHECKS = ("integrity", "servability", "metadata")
+CHECKS = ("integrity", "servability", "metadata", "chunking", "fields")
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,8 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
             report.findings += _build(kb, report.facts)
             report.findings += _integrity(store)
             report.findings += _servability(kb, store)
+            report.findings += _chunking(kb, store, report.facts)
+            report.findings += _declared_fields(kb, store, report.facts)
     except CorruptIndexError as exc:
         report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
     except GrooveError as exc:
@@ -205,6 +212,62 @@ def _model_available(kb: KnowledgeBase, model_id: str, dim: int) -> list[Finding
     if embedder.dim != dim:
         return [Finding("metadata", f"model {model_id} has dimension {embedder.dim} but the "
                         f"index records {dim}", FIX_FORCE)]
+    return []
+
+
+# --- chunking --------------------------------------------------------------------
+def _chunking(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Finding]:
+    """The recorded chunking policy, and every document the bound made coarse."""
+    from groove.models import CHUNK_POLICY, COARSE
+
+    policy = store.meta().chunk_policy
+    facts["chunk_policy"] = policy
+    out: list[Finding] = []
+    if policy != CHUNK_POLICY:
+        out.append(Finding(
+            "chunking", f"the index records chunking policy {policy!r}: it was built by a groove "
+            "that kept only the first max_chunks_per_file chunks of a long file, so such a file "
+            "may be missing its tail from search", FIX_FORCE))
+    cap = kb.config.max_chunks_per_file
+    for doc in store.list_documents():
+        if doc.chunking == COARSE:
+            out.append(Finding(
+                "chunking", f"chunked coarsely by lines into {doc.chunk_count} chunks: by its "
+                f"sections it gives more than max_chunks_per_file ({cap}); every line is "
+                "searchable, in larger chunks",
+                f"split the file, or raise max_chunks_per_file and run {FIX_FORCE}", doc.path))
+    return out
+
+
+# --- declared fields -------------------------------------------------------------
+def _declared_fields(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Finding]:
+    """Whether the field rows answer for the schema on disk (docs/search.md 'Fields').
+
+    *pending*: the schema declares keys but no run has recorded a set (or rows
+    remain of a set no schema declares any more); *stale*: the recorded set
+    differs from the one the schema on disk declares. Both are what the next
+    ``groove index`` fixes; it reads the same ``declared_field_names``.
+    """
+    from groove.checks.validate import declared_field_names, kb_schema
+
+    recorded = store.meta().declared_fields
+    facts["declared_fields"] = None if recorded is None else list(recorded)
+    try:
+        wanted = declared_field_names(kb_schema(kb.kb_path))
+    except GrooveError as exc:
+        return [Finding("fields", f"the schema does not load, so `groove index` refuses to run: "
+                        f"{exc}", "fix groove-schema.toml, then groove index")]
+    fix = f"{FIX_INDEX}  (rewrites the field rows; nothing is re-embedded)"
+    if recorded is None:
+        if wanted or store.field_row_count():
+            return [Finding("fields", "declared-fields-pending: groove-schema.toml declares "
+                            f"{', '.join(wanted) or 'no field'} but no index run has recorded a "
+                            "set yet; --field filters may answer empty", fix)]
+        return []
+    if tuple(recorded) != wanted:
+        return [Finding("fields", "declared-fields-stale: the index holds the fields "
+                        f"[{', '.join(recorded)}] but groove-schema.toml declares "
+                        f"[{', '.join(wanted)}]; --field filters answer for the old set", fix)]
     return []
 
 

@@ -11,6 +11,15 @@ Schema format (``<kb>/groove-schema.toml`` or ``--schema``)::
     enum = ["a", "b"]        # allowed values (each item of a list)
     allow_empty = false      # "", [] and a bare key; default: false when required
 
+    [fields.status]          # any key may be declared; an empty table checks nothing
+
+    [options]
+    allow_unknown_fields = false   # report each undeclared key (as ``--strict`` does)
+
+The keys a schema declares beyond the parser's own (:data:`PARSER_FIELDS`)
+are also what the index stores for ``--field`` filters
+(:func:`declared_field_names`, docs/search.md 'Fields').
+
 Decisions made here: an empty value of an optional field is
 allowed unless ``allow_empty = false`` says otherwise, and counts as "not
 given" for the other rules; ``float`` accepts integers; ``date`` accepts YAML
@@ -47,6 +56,12 @@ TYPES = ("string", "integer", "float", "boolean", "date", "list")
 #: GrooveSeek's type names, read as groove's (one warning line each).
 GROOVESEEK_TYPES = {"array": "list"}
 _FIELD_KEYS = ("required", "type", "pattern", "enum", "min_length", "max_length", "allow_empty")
+_OPTION_KEYS = ("allow_unknown_fields",)
+#: Frontmatter keys the Markdown parser keeps in fields of their own: always
+#: declared, never stored as declared fields.
+PARSER_FIELDS = ("title", "date", "tags", "category", "topic")
+#: The violation kind ``--strict`` / ``allow_unknown_fields = false`` reports.
+UNDECLARED_FIELD = "undeclared_field"
 _LENGTH_TYPES = ("string", "list")
 _PATTERN_TYPES = ("string", "date", "list")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
@@ -70,7 +85,55 @@ class FieldRule:
     allow_empty: bool = True
 
 
-def load_schema(path: Path) -> list[FieldRule]:
+@dataclass(frozen=True)
+class Schema:
+    """A loaded ``groove-schema.toml``: its field rules and its ``[options]``."""
+
+    rules: tuple[FieldRule, ...]
+    allow_unknown_fields: bool = True
+
+    @property
+    def declared(self) -> frozenset[str]:
+        return frozenset(rule.name for rule in self.rules)
+
+
+def declared_field_names(schema: Schema | None) -> tuple[str, ...]:
+    """The keys the index stores for this schema: declared, minus the parser's own fields."""
+    if schema is None:
+        return ()
+    return tuple(sorted(schema.declared - set(PARSER_FIELDS)))
+
+
+def kb_schema(kb_path: Path) -> Schema | None:
+    """``<kb_path>/groove-schema.toml`` loaded, or None when there is none (a broken one raises)."""
+    path = Path(kb_path) / SCHEMA_FILENAME
+    return load_schema(path) if path.is_file() else None
+
+
+def field_strings(value: Any) -> tuple[str, ...]:
+    """A frontmatter value as the strings a ``--field`` filter compares with.
+
+    A string, number or boolean is the one string it prints as (``true``,
+    ``3``, ``2.5``; a date arrives as its ISO text); a list of such scalars is
+    one string per item; a mapping, a nested list or an empty value holds none.
+    """
+    def scalar(item: Any) -> str | None:
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        if isinstance(item, int | float | str):
+            return str(item)
+        return None
+
+    if isinstance(value, list):
+        items = [scalar(item) for item in value]
+        if any(item is None for item in items):
+            return ()
+        return tuple(dict.fromkeys(item for item in items if item is not None))
+    one = scalar(value)
+    return () if one is None else (one,)
+
+
+def load_schema(path: Path) -> Schema:
     """Parse and check a schema file; every refusal names the field and the key."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -80,10 +143,19 @@ def load_schema(path: Path) -> list[FieldRule]:
         raise SchemaError(f"schema {path} is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise SchemaError(f"schema {path} is not valid TOML: {exc}") from None
-    unknown = sorted(set(raw) - {"fields"})
+    unknown = sorted(set(raw) - {"fields", "options"})
     if unknown:
         raise SchemaError(f"schema {path}: unknown top-level key {unknown[0]!r}; "
-                          "declare fields as [fields.<name>] tables")
+                          "declare fields as [fields.<name>] tables and options under [options]")
+    options = raw.get("options", {})
+    if not isinstance(options, dict):
+        raise SchemaError(f"schema {path}: 'options' must be a table ([options])")
+    for key, value in options.items():
+        if key not in _OPTION_KEYS:
+            raise SchemaError(f"schema {path}: [options] key {key!r} is not an option; "
+                              f"accepted: {', '.join(_OPTION_KEYS)}")
+        if not isinstance(value, bool):
+            raise SchemaError(f"schema {path}: [options] {key} must be true or false")
     fields = raw.get("fields", {})
     if not isinstance(fields, dict):
         raise SchemaError(f"schema {path}: 'fields' must be a table of [fields.<name>] tables")
@@ -92,7 +164,7 @@ def load_schema(path: Path) -> list[FieldRule]:
         if not isinstance(spec, dict):
             raise SchemaError(f"schema {path}: field {name!r} must be a table ([fields.{name}])")
         rules.append(_field_rule(path, name, spec))
-    return rules
+    return Schema(tuple(rules), options.get("allow_unknown_fields", True))
 
 
 def _field_rule(path: Path, name: str, spec: dict[str, Any]) -> FieldRule:
@@ -229,9 +301,14 @@ class Violation:
     line: int
     field: str | None
     message: str
+    #: A machine-readable kind where one is defined (``undeclared_field``).
+    kind: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "field": self.field, "message": self.message}
+        out = {"path": self.path, "line": self.line, "field": self.field, "message": self.message}
+        if self.kind is not None:
+            out["kind"] = self.kind
+        return out
 
 
 @dataclass
@@ -321,7 +398,8 @@ def _markdown_files(config: Config) -> tuple[list[str], list[str]]:
     return list(files.walk()), files.warnings
 
 
-def _check_file(kb_path: Path, rel: str, rules: list[FieldRule]) -> tuple[list[Violation], str | None]:
+def _check_file(kb_path: Path, rel: str, schema: Schema, strict: bool
+                ) -> tuple[list[Violation], str | None]:
     """Violations in one file, or a note when the file cannot be read as the indexer would."""
     from groove.indexing.walk import read_file_safely
     from groove.parsers.base import decode_utf8
@@ -338,17 +416,26 @@ def _check_file(kb_path: Path, rel: str, rules: list[FieldRule]) -> tuple[list[V
         found = re.search(r"at line (\d+)", broken[0])
         return [Violation(rel, int(found.group(1)) if found else 1, None, broken[0])], None
     out = []
-    for rule in rules:
+    for rule in schema.rules:
         present = rule.name in front
         line = _key_line(text, rule.name) if present else 1
         out += [Violation(rel, line, rule.name, m)
                 for m in check_value(rule, front.get(rule.name), present)]
+    if strict:
+        known = schema.declared | set(PARSER_FIELDS)
+        out += [Violation(rel, _key_line(text, key), key,
+                          f"field {key!r} is not declared in the schema", UNDECLARED_FIELD)
+                for key in sorted(front) if key not in known]
     return out, None
 
 
 def run_validate(knowledge_base: KnowledgeBase, schema_path: Path | None = None,
-                 fail_fast: bool = False) -> ValidateReport:
+                 fail_fast: bool = False, strict: bool = False) -> ValidateReport:
     """Check every indexable Markdown file's frontmatter; stop at the first violation if ``fail_fast``.
+
+    ``strict`` (or ``[options] allow_unknown_fields = false`` in the schema)
+    also reports every frontmatter key the schema does not declare, once per
+    key, as an ``undeclared_field`` violation.
 
     The knowledge base's configuration decides which files belong to it (the
     walk's exclusions and the enabled parsers); no index is needed.
@@ -365,11 +452,12 @@ def run_validate(knowledge_base: KnowledgeBase, schema_path: Path | None = None,
         report.notes.append(f"no schema file at {schema}; nothing to validate "
                             f"(create {SCHEMA_FILENAME} or pass --schema)")
         return report
-    rules = load_schema(schema)
+    loaded = load_schema(schema)
+    strict = strict or not loaded.allow_unknown_fields
     paths, notes = _markdown_files(config)
     report.notes += notes
     for rel in paths:
-        violations, note = _check_file(kb, rel, rules)
+        violations, note = _check_file(kb, rel, loaded, strict)
         if note is not None:
             report.notes.append(note)
             continue

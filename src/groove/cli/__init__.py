@@ -11,9 +11,10 @@ import click
 
 from groove._logging import configure_logging
 from groove._version import __version__
+from groove.cli.usage import GrooveGroup
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("groove", cls=GrooveGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="groove")
 def cli() -> None:
     """Local knowledge-base search: index a folder of notes, search it, serve it over MCP."""
@@ -26,12 +27,6 @@ def _register_commands() -> None:
 
 
 def main() -> None:
-    import sys
-
-    from groove.cli.compat import upgrade_argv
-
+    """The ``groove`` entry point (usage errors and GrooveSeek spellings: :class:`GrooveGroup`)."""
     _register_commands()
-    args, notes = upgrade_argv(sys.argv[1:])
-    for note in notes:
-        print(f"deprecated: {note}", file=sys.stderr)
-    cli(args=args, prog_name="groove")
+    cli(prog_name="groove")

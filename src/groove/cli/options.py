@@ -11,7 +11,6 @@ the MCP tool is generated from the same model, so none of them can drift.
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,17 @@ import click
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from groove.cli.usage import fail
 from groove.config import GOLDEN_FILENAME
 from groove.errors import GrooveError
 from groove.rerankers import RERANKERS
-from groove.search.request import SearchRequest, base_type, field_help, flag_name
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print ``message`` to stderr and exit with ``code`` (no traceback)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
+from groove.search.request import (
+    SearchRequest,
+    base_type,
+    field_help,
+    fields_from_pairs,
+    flag_name,
+)
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -109,6 +109,9 @@ def model_flag(name: str, info: FieldInfo, model: type[BaseModel] = SearchReques
         return click.option(f"{flag}/--no-{flag[2:]}", name, default=None, help=help_text)
     if kind is list:
         return click.option(flag, name, multiple=True, help=help_text + " Repeat the flag.")
+    if kind is dict:
+        return click.option(flag, name, multiple=True, metavar="KEY=VALUE",
+                            help=help_text + " Written key=value; repeat the flag.")
     param_type = {int: int, float: float}.get(kind, str)
     return click.option(flag, name, type=param_type, default=None, help=help_text)
 
@@ -132,6 +135,9 @@ def search_options(func: Callable[..., Any] | None = None, *,
     def wrapper(**kwargs: Any) -> Any:
         given = {name: kwargs.pop(name) for name in fields}
         given = {name: value for name, value in given.items() if value not in (None, ())}
+        for name, value in given.items():
+            if base_type(fields[name]) is dict:
+                given[name] = fields_from_pairs(flag_name(name), value)
         return func(base_request=SearchRequest(query="", **given), **kwargs)
 
     decorated: Callable[..., Any] = wrapper

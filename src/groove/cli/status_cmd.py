@@ -57,5 +57,8 @@ def status_command(kb: KnowledgeBase, fmt: str) -> None:
     for key, label in _LABELS:
         value = status.get(key)
         click.echo(f"{label}: {'never' if value is None else value}")
+    declared = status["declared_fields"]
+    shown = "none recorded" if declared is None else (", ".join(declared) or "none")
+    click.echo(f"Declared fields: {shown} ({status['declared_field_values']} values)")
     for line in index_lines(status):
         click.echo(line)

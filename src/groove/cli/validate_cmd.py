@@ -17,14 +17,17 @@ from groove.kb import KnowledgeBase
 @click.option("--schema", "schema_path", type=click.Path(path_type=Path), default=None,
               help="Schema file (default <kb_path>/groove-schema.toml).")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first violation.")
+@click.option("--strict", is_flag=True,
+              help="Also report each frontmatter key the schema does not declare "
+                   "(undeclared_field), as [options] allow_unknown_fields = false does.")
 @format_option("text", "json", "github", default="text")
 @kb_options()
 def validate_command(kb: KnowledgeBase, schema_path: Path | None, fail_fast: bool,
-                     fmt: str) -> None:
+                     strict: bool, fmt: str) -> None:
     """Check the frontmatter of every indexable Markdown file against the schema."""
     from groove.checks.validate import run_validate
 
-    report = run_validate(kb, schema_path, fail_fast)
+    report = run_validate(kb, schema_path, fail_fast, strict)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     elif fmt == "github":

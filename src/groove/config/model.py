@@ -50,7 +50,6 @@ MAX_TOKENS = 1_000_000
 MAX_K = 100  # a search returns at most 100 hits (docs/search.md), so recall@k beyond is meaningless
 
 _PATH_KEYS = (("kb_path",), ("db_path",), ("model_cache_dir",), ("eval", "golden"))
-_HTTP_TRUSTED_ONLY = ("allowed_hosts", "allowed_origins", "max_sessions")
 _ORIGIN_RE = re.compile(r"^https?://[^\s/]+$")
 
 

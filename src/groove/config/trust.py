@@ -2,9 +2,14 @@
 
 A file found by discovery is *untrusted*: it may shape search and indexing but
 cannot widen the HTTP exposure, pick the model cache or the index file, send the notes
-(and an API key from the environment) to an embedding service, or point ``kb_path`` at the
-home directory (docs/configuration.md, "Trust"). ``--config PATH`` makes a file
-trusted.
+(and an API key from the environment) to an embedding service or a Ray cluster, or point
+``kb_path`` at the home directory (docs/configuration.md, "Trust"). ``--config PATH``
+makes a file trusted.
+
+The rule every key is judged by: a key that sends data or code anywhere, runs
+anything, loads code, or widens who can reach the server is trusted-only
+(:data:`TRUSTED_ONLY`). tests/config/test_trust.py pins the classification of every
+key, so a new key cannot slip in unjudged.
 """
 
 from __future__ import annotations
@@ -15,17 +20,26 @@ from typing import Any
 
 from groove.config._util import _exists, _get
 from groove.config.bind import BindAddress
-from groove.config.model import _HTTP_TRUSTED_ONLY, _Settings
+from groove.config.model import _Settings
 from groove.errors import ConfigError
 
 log = logging.getLogger("groove.config")
 
-#: Top-level paths only a trusted file may set: where models are loaded from, and
-#: the SQLite file groove writes into (any file the user can write, otherwise).
-_TRUSTED_ONLY_PATHS = ("model_cache_dir", "db_path")
-#: ``[embedder]`` keys only a trusted file may set: the service every chunk's text is
-#: sent to, and which environment variable's value goes with it as a Bearer token.
-_TRUSTED_ONLY_EMBEDDER = ("url", "api_key_env")
+#: Keys (dotted paths) only a trusted file may set, and why each is refused otherwise.
+#: ``transport.http.bind`` is not here: an untrusted non-loopback bind is moved to
+#: loopback rather than dropped.
+TRUSTED_ONLY: dict[str, str] = {
+    "db_path": "groove would write its tables into that file",
+    "model_cache_dir": "a hostile cache could hold a hostile model",
+    "embedder.url": "it would send your notes to that service",
+    "embedder.api_key_env": "it would send that variable's value to the embedding service",
+    "index.executor": "\"ray\" would send your notes to a Ray cluster",
+    "index.ray_address": "it would send your notes to that Ray cluster",
+    "transport.http.allowed_hosts": "it would widen who may reach the HTTP server",
+    "transport.http.allowed_origins": "it would widen which web pages may call the HTTP server",
+    "transport.http.max_sessions": "it would lift the HTTP session cap",
+}
+
 
 def _unsafe_kb_reason(kb: Path, config_dir: Path) -> str | None:
     """Why an untrusted file may not choose ``kb`` (docs/configuration.md), or None."""
@@ -53,24 +67,13 @@ def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str
             http["bind"] = str(BindAddress("127.0.0.1", bind.port))
             log.warning("%s is untrusted (found by discovery): transport.http.bind %s moved to %s; "
                         "pass --config to trust it", source, bind, http["bind"])
-        for key in _HTTP_TRUSTED_ONLY:
-            if key in http:
-                del http[key]
-                log.warning("%s is untrusted (found by discovery): transport.http.%s ignored; "
-                            "pass --config to trust it", source, key)
-    embedder = raw.get("embedder")
-    if isinstance(embedder, dict):
-        for key in _TRUSTED_ONLY_EMBEDDER:
-            if key in embedder:
-                del embedder[key]
-                log.warning("%s is untrusted (found by discovery): embedder.%s ignored (it "
-                            "would send your notes to that service); pass --config to trust it",
-                            source, key)
-    for key in _TRUSTED_ONLY_PATHS:
-        if key in raw:
-            del raw[key]
-            log.warning("%s is untrusted (found by discovery): %s ignored; "
-                        "pass --config to trust it", source, key)
+    for dotted, why in TRUSTED_ONLY.items():
+        *parents, key = dotted.split(".")
+        table = _get(raw, tuple(parents)) if parents else raw
+        if isinstance(table, dict) and key in table:
+            del table[key]
+            log.warning("%s is untrusted (found by discovery): %s ignored (%s); "
+                        "pass --config to trust it", source, dotted, why)
     reason = None
     if raw.get("kb_path") is not None:
         reason = _unsafe_kb_reason(raw["kb_path"], source.parent)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groove.search.request import SearchRequest
 from groove.search.stages import resolve_stages
+from groove.store.files import read_bytes, replace_atomically
 
 if TYPE_CHECKING:
     from groove.config import Config
@@ -26,6 +26,8 @@ log = logging.getLogger("groove.evaluation")
 
 HISTORY_FILENAME = ".groove-eval-history.json"
 HISTORY_VERSION = 1
+#: What the history file is called in messages.
+WHAT = "the eval history file"
 #: Metrics are compared after rounding to this many places, so float noise is "same".
 _COMPARE_DIGITS = 6
 
@@ -104,7 +106,7 @@ def compare_metrics(
 def load_history(path: Path) -> list[dict[str, Any]]:
     """Past runs, oldest first; an unreadable file is reported and treated as empty."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path, WHAT).decode("utf-8"))
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -121,10 +123,9 @@ def save_history(path: Path, runs: list[dict[str, Any]], history_size: int) -> N
     """Keep the newest ``history_size`` runs; written atomically (temp file + rename)."""
     kept = runs[-history_size:] if history_size > 0 else []
     payload = json.dumps({"version": HISTORY_VERSION, "runs": kept}, ensure_ascii=False, indent=2)
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(payload + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        replace_atomically(path, lambda tmp: tmp.write_text(payload + "\n", encoding="utf-8"),
+                           WHAT)
     except OSError as exc:
         log.warning("could not write eval history %s: %s", path, exc.strerror or exc)
 

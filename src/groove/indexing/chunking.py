@@ -17,15 +17,27 @@ stubs only keeps them as its chunks (the quality score then hides them).
 Binary formats are not folded: a PDF page or a slide is cited as itself. The
 folded text is part of the chunk's ``content``, so ``match_spans`` offsets
 stay offsets into the returned text.
+
+The per-file bound (:func:`bounded_chunks`, docs/indexing.md 'Very long
+files'): a file that would give more than ``max_chunks_per_file`` chunks is
+not cut short. Its whole text is chunked again, by lines, with a character
+budget widened until the pieces fit the bound, and the document records that
+it was chunked coarsely. Greedy packing makes any two neighbouring pieces
+together at least one budget long, so text of ``T`` characters gives at most
+``2T / budget + 1`` pieces; a budget of ``ceil(2T / (limit - 1))`` therefore
+gives at most ``limit``. The budget depends only on the text, so one file
+chunks the same way on every machine.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
-from groove.models import Chunk, ParsedDocument, Section
+from groove.models import BY_SECTIONS, COARSE, Chunk, ParsedDocument, Section
 
 #: A section body shorter than this (in the embedder's tokens) is a stub.
 STUB_FLOOR_TOKENS = 8
@@ -37,6 +49,74 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
 
 TokenCounter = Callable[[str], int]
 
+#: No tokenizer packs more than this many characters per token on average.
+MAX_CHARS_PER_TOKEN = 16
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """The chunks of one document and the way they were built (BY_SECTIONS or COARSE)."""
+
+    chunks: list[Chunk]
+    chunking: str
+
+
+def bounded_chunks(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
+                   count_tokens: TokenCounter, max_chunks: int) -> ChunkPlan:
+    """At most ``max_chunks`` chunks that together hold every indexed line of ``doc``.
+
+    Section chunking is tried first; a document it would split into more than
+    ``max_chunks`` pieces is chunked coarsely instead (module docstring). A
+    document far too long for the bound (more characters than ``max_chunks``
+    windows could hold) goes coarse without being split by sections first,
+    so one pathological file costs one pass over its text.
+    """
+    excluded = [e.casefold() for e in exclude_headings if e]
+    kept = [s for s in doc.sections if not _is_excluded(s, excluded)]
+    total = sum(len(s.body) for s in kept)
+    if total <= MAX_CHARS_PER_TOKEN * max(1, max_tokens) * max_chunks:
+        chunks = chunk_document(doc, exclude_headings=exclude_headings, max_tokens=max_tokens,
+                                count_tokens=count_tokens, max_chunks=max_chunks + 1)
+        if len(chunks) <= max_chunks:
+            return ChunkPlan(chunks, BY_SECTIONS)
+    return ChunkPlan(coarse_chunks(doc, kept, max_chunks, count_tokens), COARSE)
+
+
+def coarse_chunks(doc: ParsedDocument, sections: list[Section], max_chunks: int,
+                  count_tokens: TokenCounter) -> list[Chunk]:
+    """Every non-blank line of ``sections`` packed into at most ``max_chunks`` pieces.
+
+    A piece takes the heading, breadcrumb and ancestry of the section its
+    first line comes from, so a hit still says where in the file it is. A
+    line longer than the budget is cut (:func:`_cut_line`), never left as one
+    piece far past it.
+    """
+    lines = [(section, line) for section in sections
+             for line in section_content(section.body).split("\n") if line.strip()]
+    if not lines:
+        return []
+    total = len("\n".join(line for _, line in lines))
+    # The tight budget fits whenever lines pack well (one long line always does);
+    # the wide one is the guarantee (module docstring).
+    pieces = _pack_lines(lines, max(1, math.ceil(total / max_chunks)))
+    if len(pieces) > max_chunks:
+        wide = total if max_chunks <= 1 else math.ceil(2 * total / (max_chunks - 1))
+        pieces = _pack_lines(lines, max(1, wide))
+    chunks = []
+    for index, (section, held, _) in enumerate(pieces):
+        content = "\n".join(held)
+        chunks.append(Chunk(
+            chunk_index=index,
+            heading=section.heading,
+            level=section.level,
+            context=breadcrumb(doc.title, section.ancestry, section.heading),
+            content=content,
+            token_count=count_tokens(content),
+            quality=quality_score(content, binary_format=doc.binary_format),
+            ancestry=section.ancestry,
+        ))
+    return chunks
+
 
 def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
                    count_tokens: TokenCounter, max_chunks: int | None = None,
@@ -44,8 +124,10 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
     """The chunks of one document, ``chunk_index`` numbered 0.. in document order.
 
     With ``max_chunks``, at most that many (the first ones); later sections are
-    not even split. ``fold_stubs=False`` keeps every stub as its own chunk (the
-    pre-folding behaviour, kept for the ablation benchmark).
+    not even split (:func:`bounded_chunks` learns so that a document is over
+    the bound without splitting all of it). ``fold_stubs=False`` keeps every
+    stub as its own chunk (the pre-folding behaviour, kept for the ablation
+    benchmark).
     """
     excluded = [e.casefold() for e in exclude_headings if e]
     limit = max(1, max_tokens)
@@ -92,6 +174,36 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
     return chunks if max_chunks is None else chunks[:max_chunks]
 
 
+def _pack_lines(lines: list[tuple[Section, str]], budget: int
+                ) -> list[tuple[Section, list[str], int]]:
+    """Greedy packing of lines (cut at ``budget``) into (first section, lines, length)."""
+    pieces: list[tuple[Section, list[str], int]] = []
+    for section, line in lines:
+        for unit in _cut_line(line, budget):
+            if pieces and pieces[-1][2] + 1 + len(unit) <= budget:
+                first, held, length = pieces[-1]
+                held.append(unit)
+                pieces[-1] = (first, held, length + 1 + len(unit))
+            else:
+                pieces.append((section, [unit], len(unit)))
+    return pieces
+
+
+def _cut_line(line: str, budget: int) -> list[str]:
+    """``line`` in parts of at most ``budget`` characters, cut after a space where one is
+    in the second half of the part (so a word is not split), else at the budget."""
+    parts = []
+    rest = line
+    while len(rest) > budget:
+        space = max(rest.rfind(" ", budget // 2, budget), rest.rfind("\t", budget // 2, budget))
+        cut = space + 1 if space >= 0 else budget
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    if rest:
+        parts.append(rest)
+    return parts
+
+
 def is_stub(content: str, count_tokens: TokenCounter) -> bool:
     """A body that should not stand alone: link/metadata-only, or under the token floor.
 
@@ -101,7 +213,8 @@ def is_stub(content: str, count_tokens: TokenCounter) -> bool:
     """
     if is_link_or_metadata_only(content):
         return True
-    return len(content) < STUB_FLOOR_TOKENS * 16 and count_tokens(content) < STUB_FLOOR_TOKENS
+    return (len(content) < STUB_FLOOR_TOKENS * MAX_CHARS_PER_TOKEN
+            and count_tokens(content) < STUB_FLOOR_TOKENS)
 
 
 def _is_excluded(section: Section, excluded: list[str]) -> bool:

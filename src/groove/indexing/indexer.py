@@ -36,10 +36,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from groove.checks.validate import declared_field_names, field_strings, kb_schema
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
-from groove.indexing.chunking import chunk_document
+from groove.indexing.chunking import bounded_chunks
 from groove.indexing.embedding_pass import (
     EmbeddingExecutor,
     EmbedProgress,
@@ -48,7 +49,14 @@ from groove.indexing.embedding_pass import (
 )
 from groove.indexing.fileset import FileSet
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
-from groove.models import Chunk, DocumentRecord, ParsedDocument, passage_text
+from groove.models import (
+    CHUNK_POLICY,
+    COARSE,
+    Chunk,
+    DocumentRecord,
+    ParsedDocument,
+    passage_text,
+)
 from groove.parsers import get_parser_for
 from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
@@ -110,7 +118,11 @@ class _Run:
     reporter: Reporter
     contextual: bool
     write_lock: AbstractContextManager
+    #: The frontmatter keys groove-schema.toml declares (stored per document).
+    declared: tuple[str, ...] = ()
     summary: IndexSummary = field(default_factory=IndexSummary)
+    #: Paths whose rows this run wrote (their declared fields are current).
+    written: set[str] = field(default_factory=set)
     #: The embedder's tokenizer, memoised for the run: chunking asks for the same
     #: text several times (fit test, stub test, the chunk's count), and one call
     #: costs about a microsecond per character, the bulk of the rows pass.
@@ -207,6 +219,9 @@ def _run_index(
     executor_factory: ExecutorFactory | None,
 ) -> IndexSummary:
     started = time.perf_counter()
+    # A schema that does not load stops the run before anything is written: indexing
+    # without it would make every --field filter answer empty and say nothing.
+    declared = declared_field_names(kb_schema(config.kb_path))
     if force:
         store.rebuild_fulltext()
     else:
@@ -217,7 +232,7 @@ def _run_index(
                               embedder_url=embedder.source)
     store.set_meta(build_state=BUILDING)
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
-               write_lock or nullcontext())
+               write_lock or nullcontext(), declared)
 
     files = FileSet.from_config(config)
     on_disk = _files_to_consider(run, files, only_paths)
@@ -225,6 +240,10 @@ def _run_index(
         run.summary.note = files.explain_empty()
         log.warning("%s", run.summary.note)
     known = store.document_hashes()
+    # Every document this run writes is chunked under the current policy; when it
+    # rewrites all of them (--force over the whole folder) or starts from none, the
+    # index as a whole is built under it (docs/index-lifecycle.md).
+    whole_policy = not known or (force and only_paths is None)
     scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
     run.reporter.start(len(on_disk))
@@ -237,6 +256,10 @@ def _run_index(
         run.summary.deleted += 1
         run.reporter.file_done(rel_path, "deleted")
 
+    if whole_policy:
+        store.set_meta(chunk_policy=CHUNK_POLICY)
+    if store.meta().declared_fields != declared:
+        _refresh_declared_fields(run)
     store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     _embed_pending(run, executor_factory or LocalExecutor)
     if only_paths is None or was_complete:
@@ -244,6 +267,52 @@ def _run_index(
     run.summary.elapsed_s = time.perf_counter() - started
     run.reporter.finish(run.summary)
     return run.summary
+
+
+def _refresh_declared_fields(run: _Run) -> None:
+    """The schema declares another set of keys: rewrite every Markdown document's field
+    rows (no chunk, no vector is touched), then record the set.
+
+    Documents this run wrote already carry the new set; a file that cannot be
+    read or parsed now keeps its old rows (it is skipped again by the next run).
+    """
+    batch: dict[str, dict[str, tuple[str, ...]]] = {}
+
+    def flush() -> None:
+        with run.write_lock:
+            run.store.write_fields(batch)
+        batch.clear()
+
+    for rel_path in sorted(set(run.store.document_hashes()) - run.written):
+        if not _carries_fields(run, rel_path):
+            continue
+        try:
+            data = read_file_safely(run.config.kb_path, rel_path)
+            parser = get_parser_for(rel_path, run.config.parsers.enabled)
+            assert parser is not None  # _carries_fields checked it
+            parsed = parser.parse(data, rel_path)
+        except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the refresh
+            log.warning("%s: declared fields not refreshed (%s)", rel_path, exc)
+            continue
+        batch[rel_path] = _declared_values(run, rel_path, parsed)
+        if len(batch) >= 256:
+            flush()
+    flush()
+    run.store.set_meta(declared_fields=run.declared)
+
+
+def _carries_fields(run: _Run, rel_path: str) -> bool:
+    """Only Markdown has frontmatter whose keys a schema declares."""
+    parser = get_parser_for(rel_path, run.config.parsers.enabled)
+    return parser is not None and parser.id == "md"
+
+
+def _declared_values(run: _Run, rel_path: str,
+                     parsed: ParsedDocument) -> dict[str, tuple[str, ...]]:
+    if not run.declared or not _carries_fields(run, rel_path):
+        return {}
+    values = {key: field_strings(parsed.metadata.get(key)) for key in run.declared}
+    return {key: strings for key, strings in values.items() if strings}
 
 
 def _embed_pending(run: _Run, executor_factory: ExecutorFactory) -> None:
@@ -309,22 +378,26 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     if parsed is None:
         return
     cap = run.config.max_chunks_per_file
-    chunks = chunk_document(
+    plan = bounded_chunks(
         parsed,
         exclude_headings=list(run.config.exclude_headings),
         max_tokens=max(16, run.embedder.max_input_tokens - 16),
         count_tokens=run.count_tokens,
-        max_chunks=cap + 1,  # one more than allowed tells "over the cap" from "exactly at it"
+        max_chunks=cap,
     )
-    if len(chunks) > cap:
-        chunks = chunks[:cap]
-        log.warning("%s: more than %d chunks; only the first %d are indexed (raise "
-                    "max_chunks_per_file in groove.toml to index more of it)", rel_path, cap, cap)
+    chunks = plan.chunks
+    if plan.chunking == COARSE:
+        log.warning("%s: more than %d chunks by its sections; chunked coarsely by lines into "
+                    "%d chunks so all of it is indexed (split the file, or raise "
+                    "max_chunks_per_file and run `groove index --force`, for finer chunks)",
+                    rel_path, cap, len(chunks))
     if not run.contextual:
         chunks = [_without_context(c) for c in chunks]
     action = "updated" if rel_path in known else "indexed"
+    record = replace(_record(run, rel_path, data, digest, parsed), chunking=plan.chunking)
     with run.write_lock:
-        run.store.write_document(_record(run, rel_path, data, digest, parsed), chunks, None)
+        run.store.write_document(record, chunks, None)
+    run.written.add(rel_path)
     setattr(run.summary, action, getattr(run.summary, action) + 1)
     run.reporter.file_done(rel_path, action, f"{len(chunks)} chunks")
 
@@ -343,6 +416,7 @@ def _renamed(run: _Run, old_path: str, record: DocumentRecord) -> bool:
                  record.path, old_path)
         return False
     run.summary.renamed += 1
+    run.written.add(record.path)
     run.reporter.file_done(record.path, "renamed", f"from {old_path}")
     return True
 
@@ -401,6 +475,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         size=len(data),
         mtime=mtime,
         binary_format=parsed.binary_format,
+        fields=_declared_values(run, rel_path, parsed),
     )
 
 

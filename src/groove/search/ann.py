@@ -23,21 +23,24 @@ model and dimension and a sample of its stored codes matches the store's vectors
 Files beside the database ``<db>``: ``<db>-ann.faiss`` (the index),
 ``<db>-ann.keys.npy`` (its keys, ascending) and ``<db>-ann.json`` (written last:
 format, model, dimension, key count, training size). Each is written to a
-temporary name and renamed, and the sidecar is removed first, so a crash leaves a
+fresh temporary (``mkstemp``: a name nobody could have planted a link at) and renamed, and the sidecar is removed first, so a crash leaves a
 complete set or one that is ignored.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from groove.errors import UnsafeFile
+from groove.store.files import check_regular, read_bytes, replace_atomically
 
 log = logging.getLogger("groove.search")
 
@@ -51,6 +54,8 @@ RETRAIN_GROWTH = 4.0
 #: A stored code must be this close (cosine) to the store's vector.
 SAMPLE_MIN_COSINE = 0.98
 SAMPLE_SIZE = 64
+#: What these files are called in messages.
+WHAT = "the approximate-index file"
 
 
 def available() -> bool:
@@ -163,28 +168,34 @@ class AnnIndex:
 
         ann_index, keys, sidecar = ann_paths(db_path)
         for path in (sidecar, ann_index, keys):  # the sidecar goes first: no stale triple
-            path.unlink(missing_ok=True)
-        _atomic(ann_index, lambda tmp: faiss.write_index(self.index, str(tmp)))
-        _atomic(keys, lambda tmp: _save_array(tmp, self.keys))
+            if not path.is_dir():  # a planted directory is refused, with its name, below
+                path.unlink(missing_ok=True)
+        replace_atomically(ann_index, lambda tmp: faiss.write_index(self.index, str(tmp)), WHAT)
+        replace_atomically(keys, lambda tmp: _save_array(tmp, self.keys), WHAT)
         meta = {"format": FORMAT, "model_id": self.model_id, "dim": self.dim,
                 "keys": len(self.keys), "trained_for": self.trained_for}
-        _atomic(sidecar, lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"))
+        replace_atomically(sidecar, lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"),
+                           WHAT)
 
     @classmethod
     def load(cls, db_path: Path, model_id: str | None, dim: int) -> AnnIndex | None:
         """The persisted index when it is complete and built for this model; else None."""
         ann_index, keys_path, sidecar = ann_paths(db_path)
         try:
-            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+            meta = json.loads(read_bytes(sidecar, WHAT).decode("utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("its sidecar is not a JSON object")
             if (meta.get("format"), meta.get("model_id"), meta.get("dim")) != (FORMAT, model_id, dim):
                 log.info("approximate index %s was built for another model or format: rebuilding",
                          ann_index)
                 return None
-            keys = np.load(keys_path, allow_pickle=False).astype(np.int64)
+            keys = np.load(io.BytesIO(read_bytes(keys_path, WHAT)), allow_pickle=False)
+            keys = keys.astype(np.int64).reshape(-1)
             import faiss
 
+            check_regular(ann_index, WHAT)  # faiss opens it by name: no FIFO to block on
             index = faiss.read_index(str(ann_index))
-        except (OSError, ValueError, RuntimeError) as exc:
+        except (OSError, ValueError, TypeError, RuntimeError, UnsafeFile) as exc:
             if ann_index.exists() or sidecar.exists():
                 log.info("approximate index %s unreadable (%s): rebuilding", ann_index, exc)
             return None
@@ -207,10 +218,3 @@ def _save_array(path: Path, array: np.ndarray) -> None:
         np.save(fh, array, allow_pickle=False)
 
 
-def _atomic(path: Path, write: Callable[[Path], Any]) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

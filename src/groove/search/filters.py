@@ -43,13 +43,17 @@ class ChunkFilter:
     date_from: str | None = None
     date_to: str | None = None
     min_quality: float = 0.0
+    #: Declared-field filters, ((key, values), ...) sorted: decided by the index's
+    #: (key, value) lookup, not per document (see VectorIndex.mask).
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    fields_not: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def key(self) -> tuple[Any, ...]:
         """Hashable identity, used to cache the mask per index generation."""
         return (self.category, self.topic, self.includes, self.excludes,
                 tuple(sorted(self.tags_any)), tuple(sorted(self.tags_all)),
-                self.date_from, self.date_to, self.min_quality)
+                self.date_from, self.date_to, self.min_quality, self.fields, self.fields_not)
 
     def applies(self, row: ChunkRow) -> bool:
         """True when the chunk passes every filter (they combine with AND)."""
@@ -119,7 +123,13 @@ def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
         date_from=request.date_from,
         date_to=request.date_to,
         min_quality=effective_min_quality(request, config),
+        fields=_field_pairs(request.fields),
+        fields_not=_field_pairs(request.fields_not),
     )
+
+
+def _field_pairs(fields: dict[str, list[str]] | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple(sorted((key, tuple(sorted(set(values)))) for key, values in (fields or {}).items()))
 
 
 def filter_applied(request: SearchRequest) -> dict[str, Any]:
@@ -133,6 +143,10 @@ def filter_applied(request: SearchRequest) -> dict[str, Any]:
         value = getattr(request, name)
         if value:
             out[name] = list(value)
+    for name in ("fields", "fields_not"):
+        value = getattr(request, name)
+        if value:
+            out[name] = {key: list(values) for key, values in value.items()}
     if request.include_low_quality:
         out["include_low_quality"] = True
     if request.min_confidence_ratio is not None:

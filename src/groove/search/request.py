@@ -96,6 +96,8 @@ class Flag:
 
 
 Entry = Annotated[str, Utf8Text(MAX_ENTRY_BYTES)]
+#: A declared-field filter: field name -> the values it may (or may not) hold.
+FieldValues = dict[Entry, Annotated[list[Entry], annotated_types.MaxLen(MAX_LIST_ENTRIES)]]
 
 #: Set while :meth:`SearchRequest.from_client` builds a request (read leniently).
 _LENIENT: ContextVar[bool] = ContextVar("groove_search_request_lenient", default=False)
@@ -136,6 +138,15 @@ class SearchRequest(BaseModel):
         None, max_length=MAX_LIST_ENTRIES, description="Document has any of these tags.")
     tags_all: Annotated[list[Entry] | None, Flag("--tag-all")] = Field(
         None, max_length=MAX_LIST_ENTRIES, description="Document has all of these tags.")
+    fields: Annotated[FieldValues | None, Flag("--field")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description="Declared frontmatter fields: a document is kept when, for every key "
+                    "given, it holds one of the values (exact match; keys declared in "
+                    'groove-schema.toml), e.g. {"status": ["active"]}.')
+    fields_not: Annotated[FieldValues | None, Flag("--field-not")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description="Declared frontmatter fields: a document is left out when, for any key "
+                    "given, it holds one of the values; a document without the key is kept.")
     date_from: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
         None, description="Frontmatter date >= this (inclusive, e.g. 2024-01-01).")
     date_to: Annotated[str, Utf8Text(MAX_ENTRY_BYTES)] | None = Field(
@@ -220,6 +231,22 @@ class SearchRequest(BaseModel):
         return max(0.0, float(value)) if math.isfinite(value) else None
 
 
+def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
+    """``key=value`` command-line entries as a fields mapping (split at the first ``=``).
+
+    A key given twice collects its values (``--field status=a --field status=b``
+    keeps documents holding either).
+    """
+    out: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidArgument(f"{flag}: {pair!r} is not key=value; accepted: a declared "
+                                  "field name, '=', and the value to match exactly")
+        out.setdefault(key, []).append(value)
+    return out
+
+
 def validate_request(request: SearchRequest) -> SearchRequest:
     """The request ready to run: re-validated (it may have been changed since it was
     built) and with a query that is more than whitespace. Returns a copy."""
@@ -297,6 +324,11 @@ def _describe(annotation: Any, field_metadata: list[Any]) -> str:
     if tp is str:
         text = [m for m in metadata if isinstance(m, Utf8Text)]
         return f"text of at most {text[0].max_bytes} UTF-8 bytes" if text else "text"
+    if get_origin(tp) is dict:
+        most = next((m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)), None)
+        values = _describe(get_args(tp)[1], [])
+        return (f"an object of at most {most} field names (each text of at most "
+                f"{MAX_ENTRY_BYTES} UTF-8 bytes), each mapped to {values}")
     if get_origin(tp) is list:
         most = next((m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)), None)
         entry = _describe(get_args(tp)[0], [])

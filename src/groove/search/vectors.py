@@ -198,12 +198,30 @@ class VectorIndex:
             return cached
         doc_ok = np.fromiter((chunk_filter.document_passes(d) for d in self.documents),
                              dtype=bool, count=len(self.documents))
+        doc_ok &= self._field_mask(chunk_filter)
         mask = (doc_ok[self._doc_slot] if len(self.ids) else np.zeros(0, dtype=bool)) & (
             self._binary | (self._quality >= chunk_filter.min_quality))
         self._masks[key] = mask
         if len(self._masks) > _MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
         return mask
+
+    def _field_mask(self, chunk_filter: ChunkFilter) -> np.ndarray | bool:
+        """Which documents pass the declared-field filters, as one column operation each.
+
+        The store answers ``key = value`` from its (key, value) index, so the
+        cost follows the matching documents, not the corpus.
+        """
+        if not chunk_filter.fields and not chunk_filter.fields_not:
+            return True
+        ids = np.fromiter((d.id for d in self.documents), dtype=np.int64,
+                          count=len(self.documents))
+        ok = np.ones(len(ids), dtype=bool)
+        for key, values in chunk_filter.fields:
+            ok &= np.isin(ids, np.fromiter(self._store.field_matches(key, values), np.int64))
+        for key, values in chunk_filter.fields_not:
+            ok &= ~np.isin(ids, np.fromiter(self._store.field_matches(key, values), np.int64))
+        return ok
 
     # --- the vector leg -------------------------------------------------------------
     def top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:

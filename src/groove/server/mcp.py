@@ -8,15 +8,17 @@ is a small :class:`MCPServer` subclass rather than a set of static resources.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent
 from mcp.types import Resource as MCPResource
 from mcp_types import INVALID_PARAMS
 
@@ -83,6 +85,27 @@ class GrooveMCPServer(MCPServer):
                 raise
             raise MCPError(INVALID_PARAMS, f"prompt {name!r}: {cause}") from None
 
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        """Run a tool; a failure is :func:`error_result` (``isError`` plus ``{"error": …}``).
+
+        Arguments the tool does not declare are refused by name before it
+        runs (the SDK would drop them silently, and a misspelt ``limt`` would
+        quietly search with the default).
+        """
+        try:
+            tool = self._tool_manager.get_tool(name)
+            if tool is None:
+                available = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
+                raise ToolError(f"unknown tool {name!r}; available: {available}")
+            declared = tool.parameters.get("properties", {})
+            if unknown := sorted(set(arguments) - set(declared)):
+                raise ToolError(f"{name} does not take {', '.join(unknown)}; accepted arguments: "
+                                f"{', '.join(declared) or 'none'}")
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            return error_result(_own_message(exc, name))
+
     async def list_resources(self) -> list[MCPResource]:
         groups = await anyio.to_thread.run_sync(_topic_groups, self.groove_state.kb)
         return [
@@ -92,6 +115,26 @@ class GrooveMCPServer(MCPServer):
                         mime_type="text/markdown")
             for prefix, count in sorted(groups.items())
         ]
+
+
+def error_result(message: str) -> CallToolResult:
+    """A failed tool call in GrooveSeek's envelope: ``isError`` and the body ``{"error": message}``.
+
+    The body is both the structured content and its JSON text, so a client
+    reading either finds the same object (docs/mcp.md, "Errors").
+    """
+    body = {"error": message}
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+                          structured_content=body, is_error=True)
+
+
+def _own_message(exc: ToolError, tool: str) -> str:
+    """groove's message without the SDK's ``Error executing tool <name>:`` prefix."""
+    prefix = f"Error executing tool {tool}"
+    message = str(exc)
+    while message.startswith(prefix):
+        message = message[len(prefix):].removeprefix(":").strip()
+    return message or f"{tool} failed with an internal error (details are in the server log)"
 
 
 def build_mcp_server(kb: KnowledgeBase, state: ServerState | None = None) -> MCPServer:

@@ -24,7 +24,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,11 @@ class IndexMeta:
     #: When any document, chunk or vector last changed (epoch seconds).
     changed_at: float | None = None
     model_url: str | None = None  # where a remote model was served (docs/scaling.md)
+    #: Which chunking policy built the documents (models.CHUNK_POLICY or "legacy").
+    chunk_policy: str | None = None
+    #: The declared frontmatter keys the last completed run stored, sorted, as a
+    #: JSON list; None when no run has recorded a set yet (docs/search.md 'Fields').
+    declared_fields: tuple[str, ...] | None = None
 
 
 BUILDING = "building"
@@ -105,6 +110,8 @@ class Store(ABC):
         last_indexed: float | None = None,
         build_state: str | None = None,
         model_url: str | None = None,
+        chunk_policy: str | None = None,
+        declared_fields: Sequence[str] | None = None,
     ) -> None: ...
 
     @abstractmethod
@@ -257,6 +264,22 @@ class Store(ABC):
 
     @abstractmethod
     def stats(self) -> StoreStats: ...
+
+    def field_row_count(self) -> int:
+        """How many declared-field values the index holds (``groove status``)."""
+        return 0
+
+    def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
+        """Ids of the documents holding ``key`` with one of ``values`` (exact match)."""
+        return set()
+
+    def field_values(self, doc_id: int) -> dict[str, tuple[str, ...]]:
+        """The declared-field values stored for one document."""
+        return {}
+
+    @abstractmethod
+    def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
+        """Replace the declared-field rows of these documents (no chunk is touched)."""
 
     @abstractmethod
     def integrity_findings(self) -> list[str]:

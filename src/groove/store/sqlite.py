@@ -58,7 +58,16 @@ from groove.errors import (
     NotFound,
 )
 from groove.fulltext import FullTextIndex, Stamp, TextRow, open_fulltext
-from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
+from groove.models import (
+    CHUNK_POLICY,
+    LEGACY_CHUNK_POLICY,
+    Chunk,
+    ChunkColumns,
+    ChunkRow,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentRow,
+)
 from groove.store.base import (
     SCHEMA_VERSION,
     EmbeddingCounts,
@@ -68,6 +77,8 @@ from groove.store.base import (
     StoreStats,
     build_finished,
 )
+from groove.store.files import check_regular
+from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
 
@@ -75,9 +86,37 @@ log = logging.getLogger("groove.store")
 #: Each runs inside the same transaction that records the new version.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
 
+_FIELDS_TABLE = """
+CREATE TABLE IF NOT EXISTS document_fields (
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (doc_id, key, value)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS document_fields_by_value ON document_fields(key, value, doc_id);
+"""
+
+
+def _add_chunking_and_fields(conn: sqlite3.Connection) -> None:
+    """v1 -> v2: per-document chunking, declared frontmatter fields, the chunk policy.
+
+    An index that already holds documents was built by a groove that kept only
+    the first ``max_chunks_per_file`` chunks of a long file, so it records the
+    legacy policy; ``groove doctor`` reports it until ``groove index --force``.
+    """
+    conn.execute("ALTER TABLE documents ADD COLUMN chunking TEXT NOT NULL DEFAULT 'sections'")
+    for statement in _split_script(_FIELDS_TABLE):
+        conn.execute(statement)
+    has_documents = conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]
+    conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('chunk_policy', ?)",
+                 (LEGACY_CHUNK_POLICY if has_documents else CHUNK_POLICY,))
+
+
+MIGRATIONS[2] = _add_chunking_and_fields
+
 
 def _drop_fts5(conn: sqlite3.Connection) -> None:
-    """Schema 2: the FTS5 trigram table gives way to the derived full-text index.
+    """Schema 3: the FTS5 trigram table gives way to the derived full-text index.
 
     The full-text index is rebuilt from the chunk rows on first use (its
     stamp cannot match the new ``fulltext_id``).
@@ -89,7 +128,7 @@ def _drop_fts5(conn: sqlite3.Connection) -> None:
                      _fulltext_meta())
 
 
-MIGRATIONS[2] = _drop_fts5
+MIGRATIONS[3] = _drop_fts5
 
 #: Queued full-text changes are published at least this often during a run.
 FULLTEXT_BATCH_SECONDS = 1.0
@@ -170,7 +209,8 @@ CREATE TABLE IF NOT EXISTS documents (
     size          INTEGER NOT NULL DEFAULT 0,
     mtime         REAL NOT NULL DEFAULT 0,
     binary_format INTEGER NOT NULL DEFAULT 0,
-    indexed_at    REAL NOT NULL
+    indexed_at    REAL NOT NULL,
+    chunking      TEXT NOT NULL DEFAULT 'sections'
 );
 CREATE TABLE IF NOT EXISTS chunks (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -193,7 +233,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 _DOC_COLUMNS = (
     "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
-    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at"
+    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking"
 )
 _CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.chunk_index, c.heading, c.level, c.context, c.content,"
@@ -225,6 +265,8 @@ class SQLiteStore(Store):
         groove index, with a GrooveError naming the path.
         """
         db_path = Path(db_path)
+        for suffix in ("", *SIDECARS):  # SQLite would follow a link planted at any of them
+            check_regular(Path(f"{db_path}{suffix}"), "the index file")
         if not create and not db_path.is_file():
             raise NoIndexError(f"no index at {db_path}: run `groove index --kb-path …` first")
         if create and not db_path.parent.is_dir():
@@ -281,7 +323,7 @@ class SQLiteStore(Store):
 
     def _create_schema(self) -> None:
         with self._transaction():
-            for statement in _split_script(_SCHEMA):
+            for statement in _split_script(_SCHEMA + _FIELDS_TABLE):
                 self._conn.execute(statement)
             self._conn.executemany(
                 "INSERT OR IGNORE INTO index_meta(key, value) VALUES (?, ?)",
@@ -290,6 +332,7 @@ class SQLiteStore(Store):
                     ("generation", "0"),
                     ("context_mode", "off"),
                     *_fulltext_meta(),
+                    ("chunk_policy", CHUNK_POLICY),
                 ],
             )
         fulltext = self._fulltext_index()  # a new database starts with an empty, current index
@@ -405,6 +448,8 @@ class SQLiteStore(Store):
             build_state=values.get("build_state"),
             changed_at=_opt_float(values.get("changed_at")),
             model_url=values.get("model_url") or None,
+            chunk_policy=values.get("chunk_policy"),
+            declared_fields=_opt_names(values.get("declared_fields")),
         )
 
     def set_meta(
@@ -416,6 +461,8 @@ class SQLiteStore(Store):
         last_indexed: float | None = None,
         build_state: str | None = None,
         model_url: str | None = None,
+        chunk_policy: str | None = None,
+        declared_fields: Sequence[str] | None = None,
     ) -> None:
         """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
@@ -431,11 +478,15 @@ class SQLiteStore(Store):
             "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
             "build_state": build_state,
             "model_url": model_url,
+            "chunk_policy": chunk_policy,
+            "declared_fields": None if declared_fields is None else json.dumps(
+                sorted(set(declared_fields)), ensure_ascii=False),
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
             return
-        structural = any(k not in ("last_indexed", "build_state") for k, _ in rows)
+        structural = any(k not in ("last_indexed", "build_state", "chunk_policy")
+                         for k, _ in rows)
         with self._errors("writing index_meta"), self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", rows)
             if structural:
@@ -475,6 +526,8 @@ class SQLiteStore(Store):
                 self._update_document(conn, doc_id, doc)
                 conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             assert doc_id is not None  # sqlite3 sets lastrowid after an INSERT
+            conn.execute("UPDATE documents SET chunking = ? WHERE id = ?", (doc.chunking, doc_id))
+            self._replace_fields(conn, doc_id, doc.fields)
             rows = self._insert_chunks(conn, doc_id, chunks, blobs)
         with self._lock:
             fulltext = self._fulltext_index()
@@ -583,10 +636,51 @@ class SQLiteStore(Store):
                 replaced = conn.execute("DELETE FROM documents WHERE path = ? RETURNING id",
                                         (doc.path,)).fetchone()
             self._update_document(conn, row[0], doc)
+            self._replace_fields(conn, row[0], doc.fields)
         with self._lock:
             if replaced is not None:
                 self._fulltext_index().delete_document(replaced[0])
             self._queued(1)
+
+    @staticmethod
+    def _replace_fields(conn: sqlite3.Connection, doc_id: int,
+                        fields: dict[str, tuple[str, ...]]) -> None:
+        conn.execute("DELETE FROM document_fields WHERE doc_id = ?", (doc_id,))
+        conn.executemany(
+            "INSERT OR IGNORE INTO document_fields(doc_id, key, value) VALUES (?, ?, ?)",
+            [(doc_id, key, value) for key, values in fields.items() for value in values])
+
+    def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
+        """Replace the declared-field rows of these documents in one transaction."""
+        if not fields_by_path:
+            return
+        with self._write("writing declared fields") as conn:
+            for path, fields in fields_by_path.items():
+                row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+                if row is not None:
+                    self._replace_fields(conn, row[0], fields)
+
+    def field_row_count(self) -> int:
+        with self._errors("reading declared fields"):
+            return int(self._conn.execute("SELECT count(*) FROM document_fields").fetchone()[0])
+
+    def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
+        """Document ids holding ``key`` = one of ``values`` (the (key, value) index answers)."""
+        with self._errors("reading declared fields"):
+            return {r[0] for r in self._conn.execute(
+                "SELECT DISTINCT doc_id FROM document_fields WHERE key = ?"
+                " AND value IN (SELECT value FROM json_each(?))",
+                (key, json.dumps(list(values), ensure_ascii=False)))}
+
+    def field_values(self, doc_id: int) -> dict[str, tuple[str, ...]]:
+        with self._errors("reading declared fields"):
+            rows = self._conn.execute(
+                "SELECT key, value FROM document_fields WHERE doc_id = ? ORDER BY key, value",
+                (doc_id,)).fetchall()
+        out: dict[str, list[str]] = {}
+        for key, value in rows:
+            out.setdefault(key, []).append(value)
+        return {k: tuple(v) for k, v in out.items()}
 
     def delete_document(self, path: str) -> None:
         """Delete ``path`` and (by cascade) its chunks, FTS rows and embeddings; no-op if absent."""
@@ -1012,7 +1106,8 @@ def _document_row(r: tuple[Any, ...]) -> DocumentRow:
     return DocumentRow(
         id=r[0], path=r[1], sha256=r[2], title=r[3], category=r[4], topic=r[5], date=r[6],
         tags=_tags(r[7]), tags_invalid=bool(r[8]), metadata=json.loads(r[9] or "{}"),
-        size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunk_count=r[14],
+        size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunking=r[14],
+        chunk_count=r[15],
     )
 
 
@@ -1025,6 +1120,10 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
 
 def _tags(raw: str | None) -> tuple[str, ...]:
     return tuple(json.loads(raw)) if raw else ()
+
+
+def _opt_names(value: str | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(json.loads(value))
 
 
 def _opt_int(value: str | None) -> int | None:

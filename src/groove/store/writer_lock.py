@@ -11,6 +11,10 @@ the file, so a second writer can say whom it is waiting for. Rules:
   so "is a build running" costs one non-blocking syscall;
 * a probe takes a shared lock for an instant, so a writer's non-blocking
   attempt retries briefly before it concludes that somebody holds the lock;
+* the file is opened through :mod:`groove.store.files`: a link, FIFO or directory
+  planted at its name is refused with one line naming it, never followed or waited on;
+* every failure after the file is opened (a full disk while writing the holder
+  record, say) releases the lock and closes the descriptor before it propagates;
 * where ``fcntl`` does not exist (Windows) the lock is process-local only
   (docs/index-lifecycle.md says so).
 """
@@ -28,7 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from groove.errors import Busy
+from groove.errors import Busy, GrooveError
+from groove.store.files import open_fd
 
 log = logging.getLogger("groove.store.writer_lock")
 
@@ -41,6 +46,8 @@ except ImportError:  # pragma: no cover - Windows
 PROBE_GRACE_S = 0.2
 #: How often a waiting writer re-reads who holds the lock (the message names the holder).
 WAIT_POLL_S = 0.5
+#: What the lock file is called in messages.
+WHAT = "the writer lock file"
 
 
 @dataclass(frozen=True)
@@ -110,14 +117,22 @@ class WriterLock:
             if fcntl is None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_fd(self.path, os.O_RDWR | os.O_CREAT, WHAT)
             try:
                 self._lock_fd(fd, wait=wait, on_wait=on_wait)
             except BaseException:
                 os.close(fd)
                 raise
+            try:
+                self._write_holder(fd)
+            except BaseException as exc:
+                _unlock_and_close(fd)
+                if isinstance(exc, OSError):
+                    raise GrooveError(f"cannot take {WHAT} {self.path}: writing the holder record "
+                                      f"failed ({exc.strerror or exc}); free some disk space "
+                                      "and run again") from None
+                raise
             self._fd = fd
-            self._write_holder(fd)
         except BaseException:
             self._mutex.release()
             raise
@@ -134,7 +149,7 @@ class WriterLock:
             if time.monotonic() < deadline:
                 time.sleep(0.01)
                 continue
-            holder = self._read_holder()
+            holder = _read_holder(fd)
             if not wait:
                 raise Busy(f"the index {self.path.with_suffix('')} is being written by "
                            f"{holder.describe()}; wait for it to finish, or run again "
@@ -152,9 +167,7 @@ class WriterLock:
     def _release(self) -> None:
         try:
             if self._fd is not None:
-                os.ftruncate(self._fd, 0)
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-                os.close(self._fd)
+                _unlock_and_close(self._fd, clear=True)
         finally:
             self._fd = None
             self._mutex.release()
@@ -169,28 +182,46 @@ class WriterLock:
         """Who holds the lock now, or None; never blocks and never takes it for long."""
         if self.held_here:
             return Holder(os.getpid(), _command_line(), None)
-        if fcntl is None or not self.path.exists():
+        if fcntl is None:
             return None
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
+            fd = open_fd(self.path, os.O_RDONLY, WHAT)
+        except FileNotFoundError:
             return None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                return self._read_holder()
+                return _read_holder(fd)
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
         finally:
             os.close(fd)
 
-    def _read_holder(self) -> Holder:
+
+def _read_holder(fd: int) -> Holder:
+    """The holder record in the open lock file (empty or unreadable: an unknown holder)."""
+    try:
+        data = json.loads(os.pread(fd, 4096, 0).decode("utf-8") or "{}")
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    pid = data.get("pid")
+    since = data.get("since")
+    return Holder(pid if isinstance(pid, int) else None, str(data.get("command") or ""),
+                  since if isinstance(since, int | float) else None)
+
+
+def _unlock_and_close(fd: int, *, clear: bool = False) -> None:
+    """Empty the holder record (``clear``), unlock and close: the last two happen whatever fails."""
+    try:
+        if clear:
+            os.ftruncate(fd, 0)
+    except OSError as exc:
+        log.warning("could not clear the holder record of %s: %s", WHAT, exc.strerror or exc)
+    finally:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-        except (OSError, ValueError):
-            data = {}
-        pid = data.get("pid")
-        since = data.get("since")
-        return Holder(pid if isinstance(pid, int) else None, str(data.get("command") or ""),
-                      since if isinstance(since, int | float) else None)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
