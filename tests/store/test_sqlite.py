@@ -473,7 +473,7 @@ def test_integrity_findings_clean_then_each_corruption_reported(
     found = "\n".join(store.integrity_findings())
     assert "1 chunk(s) without an embedding" in found
     assert "not of the recorded dimension" in found
-    assert "full-text index" in found and "stale" in found  # changed behind its back
+    assert store.fulltext_findings() and "stale" in store.fulltext_findings()[0]
     assert "1 embedding(s) without a chunk" in found
     assert "groove" not in found  # the store names the problem; doctor attaches the fix
 

@@ -240,6 +240,10 @@ class Store(ABC):
         """Rebuild the full-text index from the stored chunks (``index --force``)."""
 
     @abstractmethod
+    def fulltext_findings(self) -> list[str]:
+        """A missing or stale full-text index, or one not holding every chunk (one line each)."""
+
+    @abstractmethod
     def flush(self) -> None:
         """Publish buffered derived-index changes (end of a write batch or run)."""
 

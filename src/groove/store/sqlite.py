@@ -57,7 +57,7 @@ from groove.errors import (
     NoIndexError,
     NotFound,
 )
-from groove.fulltext import FullTextIndex, Stamp, TextRow, open_fulltext
+from groove.fulltext import FullTextIndex, Stamp, TextRow, fulltext_path, open_fulltext
 from groove.models import (
     CHUNK_POLICY,
     LEGACY_CHUNK_POLICY,
@@ -1008,8 +1008,7 @@ class SQLiteStore(Store):
     def integrity_findings(self) -> list[str]:
         """Problems ``groove doctor`` reports; an empty list means the index is consistent.
 
-        Checks: SQLite's own quick_check, dangling foreign keys, the full-text
-        index reflects the database (its stamp) and holds every chunk, every chunk of a finished build has one
+        Checks: SQLite's own quick_check, dangling foreign keys, every chunk of a finished build has one
         embedding of the recorded dimension, and nothing is orphaned (chunks of
         an unfinished build waiting for their embedding are not a fault: see
         ``embedding_counts``). Each finding says what is wrong; the remedy
@@ -1046,11 +1045,12 @@ class SQLiteStore(Store):
                     findings.append(
                         f"{n} embedding(s) not of the recorded dimension {dim}"
                     )
-            findings.extend(self._fulltext_findings())
         return findings
 
-    def _fulltext_findings(self) -> list[str]:
+    def fulltext_findings(self) -> list[str]:
         """A missing or stale full-text index, or one holding another number of chunks."""
+        if self._fulltext is None and not fulltext_path(self._path).is_dir():
+            return [f"the full-text index {fulltext_path(self._path)} is missing"]
         if self._fulltext_queued:  # this process's own batch is not a finding: publish it
             self._commit_fulltext()
         fulltext = self._fulltext_index()
@@ -1063,7 +1063,8 @@ class SQLiteStore(Store):
                     else f"reflects text generation {found.generation}, the database is at "
                          f"{stamp.generation}")
             return [f"the full-text index {fulltext.path} is stale (it {what})"]
-        chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        with self._errors("counting chunks"):
+            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         held = fulltext.count()
         if held != chunks:
             return [f"the full-text index {fulltext.path} holds {held} chunk(s), the database "
