@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 #: Words whose full-text matches are part of the snapshot (any Latin and CJK word will do).
 FULLTEXT_PROBES = ["index", "search", "検索", "見出し"]
 
