@@ -22,17 +22,21 @@ def stems(index: TantivyIndex, text: str) -> list[str]:
 
 
 def contains_phrase(index: TantivyIndex, row: TextRow, phrase: str) -> bool:
-    """The test the engine must agree with: Latin words in order (as stems) inside one
-    value, and every CJK run of the phrase a substring of one value."""
+    """The test the engine must agree with. The phrase is cut at its CJK runs; every
+    piece must occur in one of the chunk's values: a CJK run as a substring, the words
+    between runs in order (as stems; CJK characters are not words)."""
     values = [row.heading or "", row.context, row.content]
-    cjk_runs = re.findall(r"[\u3041-\u30ff\u4e00-\u9fff]+", phrase)
-    latin = stems(index, re.sub(r"[\u3041-\u30ff\u4e00-\u9fff]+", " ", phrase))
+    pieces = [p for p in re.split(f"({_CJK}+)", phrase) if p]
     parts_ok = []
-    for run in cjk_runs:
-        parts_ok.append(any(run in v for v in values))
-    if latin:
-        parts_ok.append(any(_sublist(latin, stems(index, v)) for v in values))
+    for piece in pieces:
+        if re.fullmatch(f"{_CJK}+", piece):
+            parts_ok.append(any(piece in v for v in values))
+        elif words := stems(index, piece):
+            parts_ok.append(any(_sublist(words, stems(index, v)) for v in values))
     return bool(parts_ok) and all(parts_ok)
+
+
+_CJK = "[\u3041-\u30ff\u4e00-\u9fff]"
 
 
 def _sublist(needle: list[str], hay: list[str]) -> bool:

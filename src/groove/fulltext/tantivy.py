@@ -51,8 +51,6 @@ _WORD_PATTERN = rf"[\p{{L}}\p{{N}}\p{{M}}_&&[^{rust_cjk_class()}]]+"
 _MAX_TOKEN_CHARS = 40
 _STAMP_CHUNK = 0
 _WRITER_HEAP = 48_000_000
-#: Results fetched per round when collecting every match of an exclusion.
-_MATCH_ROUND = 10_000
 
 
 def _word_analyzer() -> tantivy.TextAnalyzer:
@@ -174,22 +172,26 @@ class TantivyIndex(FullTextIndex):
             "to rebuild it from the database")
 
     def matching(self, terms: Sequence[str]) -> set[int]:
-        """Every chunk holding any term, fetched in rounds (cost follows the matches)."""
+        """Every chunk holding any term: a count, then exactly that many unscored hits.
+
+        Both passes visit only the matching documents, so the cost follows the
+        excluded chunks, never the size of the index.
+        """
         query = self._any_of(terms)
         if query is None:
             return set()
         constant = tantivy.Query.const_score_query(query, 1.0)
-        found: set[int] = set()
         with self._lock:
             searcher = self._searcher()
-            offset = 0
-            while True:
-                hits = searcher.search(constant, _MATCH_ROUND, count=False, offset=offset).hits
-                found.update(int(v) for v in searcher.fast_field_values(  # type: ignore[arg-type]
-                    "chunk_id", [address for _, address in hits]))
-                if len(hits) < _MATCH_ROUND:
-                    return found
-                offset += len(hits)
+            try:
+                total = int(searcher.search(constant, 1, count=True).count or 0)  # type: ignore[attr-defined]
+                if not total:
+                    return set()
+                hits = searcher.search(constant, total, count=False).hits
+                ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
+            except ValueError as exc:
+                raise self._damaged(exc) from exc
+        return {int(v) for v in ids}  # type: ignore[arg-type]
 
     # --- query compilation ---------------------------------------------------------
     def _any_of(self, phrases: Sequence[str]) -> tantivy.Query | None:
