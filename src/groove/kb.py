@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,13 @@ from groove.errors import (
     PathRefused,
 )
 from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
-from groove.indexing.state import FilesNewerCache, count_files_newer, iso_time, missing_state
+from groove.indexing.state import (
+    FileChanges,
+    FileChangesMonitor,
+    count_file_changes,
+    iso_time,
+    missing_state,
+)
 from groove.models import DocumentRow, IndexState, SearchResponse
 from groove.search.request import SearchRequest
 from groove.store.base import Store
@@ -102,7 +108,7 @@ class KnowledgeBase:
         self._scorer: Reranker | None = None
         #: One index writer at a time across processes (docs/index-lifecycle.md).
         self.writer_lock = WriterLock(config.db_path)
-        self._files_newer = FilesNewerCache()
+        self._file_changes = FileChangesMonitor(self._count_file_changes)
 
     # --- paths and lazily opened parts ---------------------------------------
     @property
@@ -175,7 +181,7 @@ class KnowledgeBase:
 
     # --- indexing -------------------------------------------------------------
     def index(self, *, force: bool = False, reporter: Reporter | None = None,
-              wait: bool = True) -> IndexSummary:
+              wait: bool = True, embed: bool = True) -> IndexSummary:
         """Full incremental run over kb_path (creates the index when missing).
 
         The recorded model is checked before any model loads, and a missing
@@ -186,12 +192,17 @@ class KnowledgeBase:
         recovering command, and with ``force`` rebuilt into a fresh file that
         replaces it (docs/troubleshooting.md). A ``groove-schema.toml`` that does
         not load is refused before any of that (the run reads it again).
+        ``embed=False`` writes only the rows (searchable by full text; the
+        index stays incomplete).
         """
         from groove.checks.validate import kb_schema
 
         kb_schema(self.kb_path)
         self.check_model(force=force)
         if not self.has_index():
+            from groove.checks.leftovers import note_grooveseek_index
+
+            note_grooveseek_index(self.kb_path, self.db_path)  # a first build: say it once
             self._load_embedder()
         with self._writing(wait):
             try:
@@ -201,16 +212,25 @@ class KnowledgeBase:
                 self._drop_store()
                 if not force:
                     raise
-                return self._rebuild_damaged(reporter)
-            if self.config.index.executor == "ray":
-                from groove.indexing.ray_executor import ray_executors
+                return self._rebuild_aside(reporter, damaged=True)
+            if force and store.meta().model_id is not None:
+                return self._rebuild_aside(reporter, damaged=False)
+            return self._run_index(store, force=force, reporter=reporter, write_lock=self._lock,
+                                   embed=embed)
 
-                with ray_executors(self.config, self.config.index.ray_address) as on_ray:
-                    return run_index(self.config, store, self._load_embedder, force=force,
-                                     reporter=reporter, write_lock=self._lock,
-                                     executor_factory=on_ray)
-            return run_index(self.config, store, self._load_embedder,
-                             force=force, reporter=reporter, write_lock=self._lock)
+    def _run_index(self, store: Store, *, force: bool, reporter: Reporter | None,
+                   write_lock: AbstractContextManager[Any] | None,
+                   embed: bool = True) -> IndexSummary:
+        """One indexing run into ``store``, on Ray when ``[index] executor`` says so."""
+        if self.config.index.executor == "ray":
+            from groove.indexing.ray_executor import ray_executors
+
+            with ray_executors(self.config, self.config.index.ray_address) as on_ray:
+                return run_index(self.config, store, self._load_embedder, force=force,
+                                 reporter=reporter, write_lock=write_lock,
+                                 executor_factory=on_ray, embed=embed)
+        return run_index(self.config, store, self._load_embedder, force=force,
+                         reporter=reporter, write_lock=write_lock, embed=embed)
 
     @contextmanager
     def _writing(self, wait: bool) -> Iterator[None]:
@@ -221,25 +241,44 @@ class KnowledgeBase:
             with self.writer_lock.hold(wait=wait, on_wait=_say_waiting):
                 yield
         finally:
-            self._files_newer.clear()
+            self._file_changes.invalidate()
             self._index_lock.release()
 
-    def _rebuild_damaged(self, reporter: Reporter | None) -> IndexSummary:
-        """Build a fresh index beside the damaged one, then swap it in atomically."""
+    def _rebuild_aside(self, reporter: Reporter | None, *, damaged: bool) -> IndexSummary:
+        """``index --force``: build a fresh index beside the current one, then swap it in.
+
+        Until the swap the current index is untouched and keeps answering
+        searches (here and in other processes); a failed build leaves it as it
+        was and removes the half-built file (docs/index-lifecycle.md).
+        """
         from groove.store import open_store
-        from groove.store.recovery import rebuild_path, replace_damaged
+        from groove.store.recovery import discard_rebuild, rebuild_path, swap_in
 
         fresh_path = rebuild_path(self.db_path)
-        log.warning("the index %s is damaged: rebuilding it into %s", self.db_path, fresh_path)
-        fresh = open_store(fresh_path, create=True)
+        if damaged:
+            log.warning("the index %s is damaged: rebuilding it into %s", self.db_path, fresh_path)
+        else:
+            log.info("rebuilding the index %s into %s; searches use the current one meanwhile",
+                     self.db_path, fresh_path)
         try:
-            summary = run_index(self.config, fresh, self._load_embedder, force=True,
-                                reporter=reporter)
-        finally:
-            fresh.close()
+            fresh = open_store(fresh_path, create=True)
+            try:
+                summary = self._run_index(fresh, force=True, reporter=reporter, write_lock=None)
+            finally:
+                fresh.close()
+        except BaseException:
+            discard_rebuild(fresh_path)
+            raise
         with self._lock:
-            replace_damaged(self.db_path, fresh_path)
+            self._drop_store()
+            swap_in(self.db_path, fresh_path, damaged=damaged)
         return summary
+
+    def _forget_if_replaced(self) -> None:
+        """Drop the open store when the file at db_path is another one now (one ``stat``)."""
+        if self._store is not None and self._store_file != _file_identity(self.db_path):
+            log.info("the index file %s was replaced: reopening it", self.db_path)
+            self._drop_store()
 
     def _drop_store(self) -> None:
         """Forget the open store, so the next use opens whatever file is at db_path now."""
@@ -251,21 +290,26 @@ class KnowledgeBase:
                     self._store = None
                     self._vectors = None
 
-    def ensure_index(self, reporter: Reporter | None = None, *, wait: bool = True) -> None:
+    def ensure_index(self, reporter: Reporter | None = None, *, wait: bool = True,
+                     finish: bool = True) -> None:
         """Build the index when none exists, or finish one a build left incomplete.
 
         The recorded model is checked first (nothing loads on a mismatch).
         When another process is writing the index, ``wait=False`` returns at
         once (searches answer from what exists); ``wait=True`` waits for it.
+        ``finish=False`` (the one-shot ``groove search``) never embeds: a
+        missing index gets only its rows (full text, seconds at any size) and
+        an incomplete one is left as it is; the answer then comes from what is
+        indexed, labelled, and finishing is left to ``groove index`` or ``serve``.
         """
         self.check_model()
         state = self.index_state(files=False)
-        if state.state not in ("missing", "incomplete"):
+        if state.state != "missing" and (state.state != "incomplete" or not finish):
             return
         log.info("the index at %s is %s: %s it now", self.db_path, state.state,
                  "building" if state.state == "missing" else "finishing")
         try:
-            self.index(reporter=reporter, wait=wait)
+            self.index(reporter=reporter, wait=wait, embed=finish)
         except Busy:
             if wait:
                 raise
@@ -287,34 +331,41 @@ class KnowledgeBase:
         """Who is writing the index now (pid and command), or None."""
         return self.writer_lock.holder()
 
-    def index_state(self, *, files: bool = True) -> IndexState:
+    def index_state(self, *, files: bool = True, wait_for_files: bool = False) -> IndexState:
         """How complete the index is (docs/index-lifecycle.md); never waits for a writer.
 
-        ``files`` also counts files on disk changed since they were indexed
-        (a walk of the folder, cached a few seconds).
+        Documents and chunks come from the index's counters (one read). With
+        ``files``, the changed and skipped files are the last count a
+        background walk of the folder made (None until one finished: a
+        server's search never walks the folder on its own thread);
+        ``wait_for_files`` (one-shot commands) waits for the walk a search
+        started beside its own work.
         """
         from groove.indexing.state import index_state
 
         building = self.indexing
         if not self.has_index():
             return missing_state(building=building)
-        def changed_files() -> int:
-            # Read the recorded mtimes only when the cached count is stale:
-            # a search inside the cache window costs no extra query.
-            with self.reading() as store:
-                mtimes = store.document_mtimes()
-            return count_files_newer(self.config, mtimes)
-
         try:
-            newer = self._files_newer.get(changed_files) if files else None
+            changes: FileChanges | None = None
+            if files:
+                changes = self._file_changes.current(wait=wait_for_files)
             with self.reading() as store:
-                return index_state(store, building=building, files_newer=newer)
+                return index_state(store, building=building, files=changes)
         except NoIndexError:  # a build killed before it wrote the schema left an empty file
             self._drop_store()
             return missing_state(building=building)
 
+    def _count_file_changes(self) -> FileChanges:
+        """The folder against the recorded mtimes of documents and skipped files (one walk)."""
+        with self.reading() as store, store.read_snapshot():
+            indexed = store.document_mtimes()
+            skipped = store.skipped_files()
+        return count_file_changes(self.config, indexed, skipped)
+
     def _writable_store(self) -> Store:
         with self._lock:
+            self._forget_if_replaced()
             if self._store is None:
                 self._store = self._open_store(create=True)
             return self._store
@@ -329,6 +380,8 @@ class KnowledgeBase:
         from groove.search.request import validate_request
 
         request = validate_request(request)
+        if self.has_index():
+            self._file_changes.start()  # counted beside the search, never on its thread
         if not self.has_index() and self.indexing:  # a build is creating the file right now
             return SearchResponse(results=[], low_confidence=False, filter_applied={},
                                   index=self.index_state(files=False))
@@ -338,17 +391,18 @@ class KnowledgeBase:
         return response
 
     def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        from groove.indexing.indexer import model_mismatch
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
         with self.reading() as store:
-            if embedder.source is not None:  # a remote model: the same name elsewhere is refused
-                from groove.indexing.indexer import model_mismatch
-
-                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                          self.db_path)
-                if mismatch is not None:
-                    raise mismatch
+            # Every call, not only at start: another process may have rebuilt the index with
+            # another model since (a remote model: the same name elsewhere counts as another).
+            # Answering on would query one model's vectors with the other's.
+            mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
+                                      self.db_path)
+            if mismatch is not None:
+                raise mismatch
             if not store.fulltext_current():
                 self._repair_fulltext(store)
             if self._vectors is None:
@@ -408,9 +462,7 @@ class KnowledgeBase:
         ``groove index --force`` has swapped it in (one ``stat`` per call), and
         after a damage error it reopens the path on the next call.
         """
-        if self._store is not None and self._store_file != _file_identity(self.db_path):
-            log.info("the index file %s was replaced: reopening it", self.db_path)
-            self._drop_store()
+        self._forget_if_replaced()
         try:
             yield
         except CorruptIndexError:
@@ -451,17 +503,21 @@ class KnowledgeBase:
         cut = encoded[:DOCUMENT_TEXT_CAP_BYTES].decode("utf-8", errors="ignore")
         return DocumentText(row, cut, True)
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, check: bool = True) -> dict[str, Any]:
         """The ``groove status`` object (docs/index-lifecycle.md, "Status fields").
 
         Raises NoIndexError when there is no index. Keys are stable: the text
         lines and ``--format json`` show the same fields, and
-        ``/api/admin/status`` returns the same shape.
+        ``/api/admin/status`` returns the same shape. ``check`` (the one-shot
+        command) runs SQLite's page check and counts changed files now; a
+        server (``check=False``) answers from its counters and the background
+        count, so a status poll costs the same at any size.
         """
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
         with self.reading() as store:
-            store.check_health()
+            if check:
+                store.check_health()
             meta = store.meta()
             stats = store.stats()
             field_rows = store.field_row_count()
@@ -480,7 +536,7 @@ class KnowledgeBase:
             "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
             "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},
-            "index": self.index_state().to_json(),
+            "index": self.index_state(wait_for_files=check).to_json(),
         }
 
     def close(self) -> None:

@@ -259,7 +259,8 @@ class IndexState:
     index's writer lock), "incomplete" (a build stopped before its end: some
     files may be missing and some chunks are only found by full-text
     matching), or "complete". ``files_newer`` counts files on disk that are
-    new or changed since they were indexed (None when not checked).
+    new or changed since they were indexed, ``files_skipped`` files the index
+    runs could not take (None when not counted yet).
     docs/index-lifecycle.md documents every field.
     """
 
@@ -271,6 +272,8 @@ class IndexState:
     build_running: bool
     last_change: str | None
     files_newer: int | None
+    #: Files the index runs skipped and that have not changed since (None when not checked).
+    files_skipped: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -286,6 +289,7 @@ class IndexState:
             "build_running": self.build_running,
             "last_change": self.last_change,
             "files_newer": self.files_newer,
+            "files_skipped": self.files_skipped,
         }
 
     def note(self) -> str | None:
@@ -298,12 +302,15 @@ class IndexState:
             return (f"the index is being built ({embedded}); answers come from what is "
                     "indexed so far, by full-text matching where vectors are missing")
         if self.state == "incomplete":
-            return (f"the index is incomplete ({embedded}; the last build did not finish); "
-                    "run `groove index` to finish it")
+            return (f"the index is incomplete ({embedded}); answers use full-text matching "
+                    "where vectors are missing: run `groove index` to finish it")
         if self.documents == 0:
             return ("the index holds no documents: `groove index` says which extensions are "
                     "enabled and which exclusions removed files")
+        notes = []
         if self.files_newer:
-            return (f"{self.files_newer} file(s) changed since they were indexed: "
-                    "run `groove index` to include the changes")
-        return None
+            notes.append(f"{self.files_newer} file(s) changed since they were indexed: "
+                         "run `groove index` to include the changes")
+        if self.files_skipped:
+            notes.append(f"{self.files_skipped} file(s) skipped: run `groove doctor` to see why")
+        return "; ".join(notes) or None

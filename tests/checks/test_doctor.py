@@ -161,3 +161,56 @@ def test_the_recorded_model_is_judged_by_the_embedder_registry(kb):
     assert "does not know" in unknown.message and "multilingual-e5-small" in unknown.message
     assert _model_available(kb, "multilingual-e5-small", 384) == []
     assert _model_available(kb, "openai:text-embedding-3-small", 1536) == []  # never called
+
+
+def test_grooveseek_leftovers_are_reported_and_never_opened(tmp_path, make_kb):
+    import os
+    import shlex
+
+    parent = tmp_path / "home"
+    kb_dir = parent / "notes"
+    kb_dir.mkdir(parents=True)
+    (kb_dir / "a.md").write_text("# A\n\nalpha notes\n", encoding="utf-8")
+    old_db = parent / ".groove.db"
+    old_db.write_bytes(b"not even sqlite")  # groove must not open it (it would fail)
+    os.chmod(old_db, 0)  # and cannot read it: existence is all that is checked
+    (kb_dir / ".kb-mcpignore").write_text("drafts/\n", encoding="utf-8")
+    kb = make_kb(kb_dir)
+    kb.index()
+    from groove.checks.doctor import run_doctor
+
+    report = run_doctor(kb)
+    found = {f.path: f for f in report.findings if f.check == "grooveseek"}
+    assert set(found) == {str(old_db), str(kb_dir / ".kb-mcpignore")}
+    assert found[str(old_db)].fix == f"rm {shlex.quote(str(old_db))}"
+    assert found[str(kb_dir / ".kb-mcpignore")].fix.startswith("mv ")
+    assert "[FAIL] grooveseek: 2 finding(s)" in report.render_text()
+    assert old_db.stat().st_size == len(b"not even sqlite")  # untouched
+    (kb_dir / ".grooveignore").write_text("tmp/\n", encoding="utf-8")
+    again = {f.path: f.fix for f in run_doctor(kb).findings if f.check == "grooveseek"}
+    assert again[str(kb_dir / ".kb-mcpignore")].startswith("copy its patterns into")
+
+
+def test_grooveseek_index_is_named_once_on_the_first_build(tmp_path, make_kb, caplog):
+    parent = tmp_path / "home"
+    kb_dir = parent / "notes"
+    kb_dir.mkdir(parents=True)
+    (kb_dir / "a.md").write_text("# A\n\nalpha notes\n", encoding="utf-8")
+    (parent / ".groove.db").write_bytes(b"GrooveSeek's")
+    kb = make_kb(kb_dir)
+    with caplog.at_level("WARNING", logger="groove"):
+        kb.index()
+        kb.index()  # the index exists now: nothing more is said
+    notes = [r.getMessage() for r in caplog.records if "GrooveSeek kept its index" in r.getMessage()]
+    assert len(notes) == 1 and f"rm {parent / '.groove.db'}" in notes[0]
+    assert (parent / ".groove.db").read_bytes() == b"GrooveSeek's"
+
+
+def test_an_index_configured_beside_the_kb_is_not_a_leftover(tmp_path):
+    from groove.checks.leftovers import grooveseek_index
+
+    kb_dir = tmp_path / "notes"
+    kb_dir.mkdir()
+    (tmp_path / ".groove.db").write_bytes(b"x")
+    assert grooveseek_index(kb_dir, tmp_path / ".groove.db") is None
+    assert grooveseek_index(kb_dir, kb_dir / ".groove.db") is not None

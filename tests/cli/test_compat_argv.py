@@ -9,7 +9,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groove.cli.compat import BOOL_FLAGS, LIST_FLAGS, upgrade_argv
+from groove.cli.compat import BOOL_FLAGS, LIST_FLAGS, RENAMED_FLAGS, upgrade_argv
 
 
 def test_comma_lists_become_repeated_flags():
@@ -31,12 +31,24 @@ def test_mmr_values_become_flags():
     assert upgrade_argv(["search", "--mmr", "q"]) == (["search", "--mmr", "q"], [])
 
 
+def test_grooveseek_global_config_moves_behind_the_command():
+    args, notes = upgrade_argv(["--config", "g.toml", "service", "status", "--service-name", "w"])
+    assert args == ["service", "status", "--config", "g.toml", "--name", "w"]
+    assert len(notes) == 2
+
+
+def test_reranker_none_means_no_reranking_per_command():
+    assert upgrade_argv(["search", "q", "--reranker", "none"])[0] == ["search", "q", "--no-rerank"]
+    assert upgrade_argv(["serve", "--reranker=none"])[0] == ["serve", "--no-rerank-by-default"]
+    assert upgrade_argv(["search", "q", "--reranker", "bge-v2-m3"])[1] == []
+
+
 def test_nothing_after_double_dash_is_touched():
     argv = ["search", "--", "--tag-any", "a,b"]
     assert upgrade_argv(argv) == (argv, [])
 
 
-_OLD = set(LIST_FLAGS) | set(BOOL_FLAGS)
+_OLD = set(LIST_FLAGS) | set(BOOL_FLAGS) | set(RENAMED_FLAGS) | {"--config", "--reranker"}
 
 
 @given(st.lists(st.text(min_size=0, max_size=12).filter(

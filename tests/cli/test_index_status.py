@@ -47,15 +47,18 @@ def test_status_lines_after_indexing(kb_dir, run):
     assert lines["Unreadable tags"] == "0"
 
 
-def test_search_builds_the_index_when_missing(kb_dir, run):
+def test_search_writes_the_full_text_index_when_missing_and_says_so(kb_dir, run):
     result = run("search", "--kb-path", str(kb_dir), "how do I start concurrent work in tokio")
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["results"][0]["path"] == "a/first.md"
     assert (kb_dir / ".groove.db").exists()
+    assert payload["index"]["state"] == "incomplete" and payload["index"]["documents"] == 2
+    assert "run `groove index` to finish it" in result.stderr
 
 
 def test_search_text_format_is_blocks_separated_by_dashes(kb_dir, run):
+    run("index", "--kb-path", str(kb_dir), "-q")
     result = run("search", "--kb-path", str(kb_dir), "--format", "text", "--limit", "2", "tokio spawn")
     blocks = result.stdout.strip().split("\n---\n")
     assert len(blocks) == 2
@@ -86,7 +89,7 @@ STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "dim", "
                "last_indexed", "tags_unreadable", "declared_fields", "declared_field_values",
                "writer", "index"}
 INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
-              "build_running", "last_change", "files_newer"}
+              "build_running", "last_change", "files_newer", "files_skipped"}
 
 
 def test_status_json_has_the_text_fields_and_the_index_state(kb_dir, run):
@@ -106,7 +109,7 @@ def test_status_json_has_the_text_fields_and_the_index_state(kb_dir, run):
     assert lines["Files newer than the index"] == "1" and lines["Build running"] == "no"
 
 
-def test_search_on_an_incomplete_index_finishes_it_and_json_carries_the_state(kb_dir, run):
+def test_search_on_an_incomplete_index_answers_at_once_and_leaves_it_to_groove_index(kb_dir, run):
     import sqlite3
 
     run("index", "--kb-path", str(kb_dir), "-q")
@@ -119,9 +122,14 @@ def test_search_on_an_incomplete_index_finishes_it_and_json_carries_the_state(kb
     result = run("search", "tokio spawn", "--kb-path", str(kb_dir))
     assert result.exit_code == 0, result.stderr
     answer = json.loads(result.stdout)
-    assert answer["results"][0]["path"] == "a/first.md"
-    assert answer["index"]["state"] == "complete"
-    assert answer["index"]["chunks_embedded"] == answer["index"]["chunks"] == 2
+    assert answer["results"][0]["path"] == "a/first.md"  # by full text
+    assert answer["index"]["state"] == "incomplete"
+    assert answer["index"]["chunks_embedded"] == 0  # the search did not embed
+    assert "note: the index is incomplete" in result.stderr and "groove index" in result.stderr
+    run("index", "--kb-path", str(kb_dir), "-q")
+    finished = json.loads(run("search", "tokio spawn", "--kb-path", str(kb_dir)).stdout)
+    assert finished["index"]["state"] == "complete"
+    assert finished["index"]["chunks_embedded"] == finished["index"]["chunks"] == 2
 
 
 def test_index_of_a_folder_without_indexable_files_says_why(tmp_path, monkeypatch, run):

@@ -771,3 +771,35 @@ def test_the_kb_file_comes_after_the_working_folder_and_before_the_git_ancestor(
     assert discover_config(cwd, kb_path=Path("../notes")) == (here, False)
     here.unlink()
     assert discover_config(cwd, kb_path=Path("../notes")) == (in_kb, False)  # relative to cwd
+
+
+def test_a_groove_toml_beside_the_program_is_found_last_and_trusted(tmp_path, monkeypatch):
+    import groove.config.loading as loading
+
+    program = tmp_path / "bin"
+    program.mkdir(mode=0o755)
+    program.chmod(0o755)
+    beside = program / "groove.toml"
+    beside.write_text('model = "multilingual-e5-small"\n', encoding="utf-8")
+    beside.chmod(0o644)
+    monkeypatch.setattr(loading, "program_dir", lambda: program)
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    assert discover_config(cwd) == (beside, True)
+    (cwd / ".git").mkdir()  # a repository without a groove.toml does not hide it
+    assert discover_config(cwd) == (beside, True)
+    (cwd / "groove.toml").write_text("", encoding="utf-8")
+    assert discover_config(cwd) == (cwd / "groove.toml", False)  # anything nearer wins
+    (cwd / "groove.toml").unlink()
+    beside.chmod(0o664)  # group-writable: someone else could have written it
+    assert discover_config(cwd) == (beside, False)
+    beside.chmod(0o644)
+    program.chmod(0o777)
+    assert discover_config(cwd) == (beside, False)
+    program.chmod(0o755)
+
+
+def test_the_program_folder_is_where_the_groove_program_is_installed():
+    from groove.config.loading import program_dir
+
+    assert any((program_dir() / name).is_file() for name in ("groove", "groove.exe"))

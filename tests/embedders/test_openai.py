@@ -69,6 +69,7 @@ class Scripted:
         self.answers = list(answers)
         self.requests: list[tuple[dict[str, str], dict]] = []
         self.connections = 0
+        self.bytes_sent = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -89,7 +90,12 @@ class Scripted:
                 if payload == "echo":
                     payload = {"data": [{"index": i, "embedding": [1.0, float(i), 0.5]}
                                         for i in range(len(body["input"]))]}
-                raw = json.dumps(payload).encode()
+                if callable(payload):  # a handler of its own (huge or endless bodies)
+                    payload(self, body)
+                    return
+                if payload == "echo-auth":  # an error that quotes the request's headers back
+                    payload = {"error": {"message": f"bad header {self.headers['Authorization']}"}}
+                raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -254,3 +260,76 @@ def test_get_embedder_builds_remote_models_from_settings():
     assert get_embedder("openai:m", settings=settings("http://127.0.0.1:9/v1", dimensions=8)) is one
     with pytest.raises(Exception, match="accepted: .*openai:<name>"):
         get_embedder("openai:")
+
+
+# --------------------------------------------------------------------------- hostile answers
+
+
+def _remote(server: Scripted, **kw: object) -> OpenAIEmbedder:
+    return OpenAIEmbedder("openai:m", settings=settings(server.url, max_retries=0, **kw))
+
+
+def test_deeply_nested_json_is_refused_without_a_recursion_error():
+    deep = b"[" * 200_000 + b"]" * 200_000
+    with Scripted([(200, {}, deep)]) as server, pytest.raises(ModelLoadError, match="nested too deeply"):
+        _remote(server).embed_passages(["a"])
+
+
+def test_an_oversized_dimension_is_refused_before_it_is_decoded():
+    huge = {"data": [{"index": 0, "embedding": [0.5] * 2_000_000}]}
+    with Scripted([(200, {}, huge)]) as server, pytest.raises(ModelLoadError, match="larger than"):
+        _remote(server).embed_passages(["a"])
+    with Scripted([]) as server:  # 3-dimensional answers, but 384 expected: before any decoding
+        remote = _remote(server, dimensions=384)
+        with pytest.raises(ModelLoadError, match="dimension 3, but 384"):
+            remote.embed_passages(["a", "b"])
+
+
+def test_all_zero_vectors_are_refused():
+    zero = {"data": [{"index": 0, "embedding": [0.0, 0.0, 0.0]},
+                     {"index": 1, "embedding": [1.0, 0.0, 0.0]}]}
+    with Scripted([(200, {}, zero)]) as server, pytest.raises(ModelLoadError, match=r"all-zero vector \(for input 0 of 2\)"):
+        _remote(server).embed_passages(["a", "b"])
+
+
+def _endless(chunked: bool):
+    """A body that would be 300 MB; counts what the client actually took."""
+    def answer(handler, body) -> None:
+        handler.send_response(200)
+        if chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        else:
+            handler.send_header("Content-Length", str(300 * 1024 * 1024))
+        handler.end_headers()
+        piece = b"[" + b"0.1," * 16_000
+        try:
+            for _ in range(300 * 1024 * 1024 // len(piece)):
+                data = (b"%x\r\n" % len(piece) + piece + b"\r\n") if chunked else piece
+                handler.wfile.write(data)
+                handler.server.sent += len(piece)  # type: ignore[attr-defined]
+        except OSError:
+            pass
+    return answer
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_huge_body_is_not_read_whole(chunked):
+    with Scripted([(200, {}, _endless(chunked))]) as server:
+        server.server.sent = 0  # type: ignore[attr-defined]
+        with pytest.raises(ModelLoadError, match="larger than"):
+            _remote(server, dimensions=384).embed_passages(["a"] * 4)
+        # the client stopped at its limit; what the server pushed meanwhile sits in socket buffers
+        assert server.server.sent < 64 * 1024 * 1024  # type: ignore[attr-defined]
+
+
+def test_a_key_echoed_by_the_server_is_scrubbed_from_messages_and_logs(monkeypatch, caplog):
+    monkeypatch.setenv("GROOVE_TEST_KEY", "sk-live-abcdef123456")
+    answers = [(500, {"Retry-After": "0"}, "echo-auth"), (401, {}, "echo-auth")]
+    with Scripted(answers) as server, caplog.at_level("DEBUG"):
+        remote = OpenAIEmbedder("openai:m", settings=settings(
+            server.url, api_key_env="GROOVE_TEST_KEY", max_retries=1))
+        with pytest.raises(ModelLoadError, match="unauthorised") as err:
+            remote.embed_query("q")
+        remote.close()
+    assert "bad header Bearer ***" in str(err.value)
+    assert "sk-live" not in str(err.value) and "sk-live" not in caplog.text

@@ -97,7 +97,7 @@ def test_an_interrupted_pass_keeps_whole_documents_and_the_next_one_embeds_only_
     store = _store(tmp_path, DOCS)
     first = _Counting(embedder, fail_after=1)
     with pytest.raises(KeyboardInterrupt):
-        run_embedding_pass(store, first, window_chunks=1)
+        run_embedding_pass(store, first, window_tokens=1)
     embedded = store.embedding_counts()
     assert 0 < embedded.documents_embedded < 3
     pending_docs = {c.doc_id for c in store.pending_chunks(100)}
@@ -120,4 +120,73 @@ def test_a_document_replaced_while_its_vectors_were_computed_is_not_given_stale_
     store = _store(tmp_path, {"a.md": ["new text"]})  # rewritten: new chunk ids
     assert store.write_vectors({old.chunk_id: np.ones(384, dtype=np.float32)}) == 0
     assert [c.content for c in store.pending_chunks(5)] == ["new text"]
+    store.close()
+
+
+class _Instant:
+    """A recording stand-in for the model (unit tests only): a fixed unit vector per text."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        out[:, 0] = 1.0
+        return out
+
+
+def _corpus(seed: int, documents: int) -> dict[str, list[str]]:
+    """Documents of 1-16 chunks of 20-500 words: the spread of a real notes folder."""
+    rng = np.random.default_rng(seed)
+    return {f"d{d:04}.md": ["word " * int(rng.integers(20, 500))
+                            for _ in range(int(rng.integers(1, 17)))] for d in range(documents)}
+
+
+class _CtrlC(Exception):
+    """Stands for Ctrl-C (KeyboardInterrupt would stop pytest itself)."""
+
+
+def _interrupt_at(store: SQLiteStore, share: float, **kwargs) -> tuple[int, int]:
+    """Stop the pass once ``share`` of its tokens are embedded; (tokens done, tokens total)."""
+    seen: list[tuple[int, int]] = []
+
+    def on_progress(progress) -> None:
+        if progress.tokens_done >= share * progress.tokens_total:
+            seen.append((progress.tokens_done, progress.tokens_total))
+            raise _CtrlC
+
+    with pytest.raises(_CtrlC):
+        run_embedding_pass(store, LocalExecutor(_Instant()), on_progress=on_progress, **kwargs)
+    return seen[0]
+
+
+@pytest.mark.parametrize(("share", "kept_at_least"), [(0.25, 0.20), (0.50, 0.45), (0.75, 0.70)])
+def test_an_interrupt_keeps_nearly_every_chunk_embedded_so_far(tmp_path, share, kept_at_least):
+    """Ctrl-C at 25/50/75% of the tokens keeps at least 20/45/70% of the chunks (whole documents)."""
+    store = _store(tmp_path, _corpus(seed=3, documents=60))
+    _interrupt_at(store, share)
+    counts = store.embedding_counts()
+    assert counts.chunks_embedded / counts.chunks >= kept_at_least
+    for doc in store.list_documents():  # still never half a document
+        pending = sum(1 for c in store.pending_chunks(10_000) if c.doc_id == doc.id)
+        assert pending in (0, doc.chunk_count)
+    store.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), documents=st.integers(1, 40),
+       share=st.floats(0.05, 1.0), window=st.integers(1, 20_000))
+def test_what_an_interrupt_loses_is_at_most_the_window_in_flight(tmp_path_factory, seed,
+                                                                   documents, share, window):
+    """Tokens kept ≥ tokens embedded − (one window + the largest document): the guarantee."""
+    store = _store(tmp_path_factory.mktemp("pass"), _corpus(seed, documents))
+    sizes: dict[int, int] = {}
+    for chunk in store.pending_chunks(10_000):
+        sizes[chunk.doc_id] = sizes.get(chunk.doc_id, 0) + (len(chunk.content) // 4
+                                                            + len(chunk.context) // 4)
+    done, _total = _interrupt_at(store, share, window_tokens=window)
+    still = {c.doc_id for c in store.pending_chunks(10_000)}
+    kept = sum(n for doc, n in sizes.items() if doc not in still)
+    assert kept >= done - (window + max(sizes.values()))
     store.close()

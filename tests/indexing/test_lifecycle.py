@@ -99,15 +99,15 @@ def test_a_build_interrupted_anywhere_is_reported_incomplete_and_the_next_run_re
     root = write_files(tmp_path_factory.mktemp("kb"), NOTES)
     kb = make_kb(root)
     stopper = _StopAt(at)
-    old_window = embedding_pass.WINDOW_CHUNKS
-    embedding_pass.WINDOW_CHUNKS = 1  # one document per window: more places to stop
+    old_window = embedding_pass.WINDOW_TOKENS_MIN
+    embedding_pass.WINDOW_TOKENS_MIN = 1  # one document per window: more places to stop
     try:
         kb.index(reporter=stopper)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        embedding_pass.WINDOW_CHUNKS = old_window
+        embedding_pass.WINDOW_TOKENS_MIN = old_window
     state = kb.index_state()
     if not interrupted:
         assert state.state == "complete"

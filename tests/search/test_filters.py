@@ -116,8 +116,79 @@ def test_filter_applied_echoes_only_filters_that_had_an_effect(kb: Corpus) -> No
                          min_confidence_ratio=2.0, include_low_quality=True)
     assert response.filter_applied == {
         "category": "docs", "topic": "rust", "path_globs": ["docs/**"], "tags_any": ["rust"],
-        "date_from": "2026-01-01", "min_confidence_ratio": 2.0, "include_low_quality": True,
-    }
+        "date_from": "2026-01-01", "min_confidence_ratio": 2.0,
+    }  # include_low_quality applies without being echoed (GrooveSeek's contract)
     assert kb.search("widget", min_confidence_ratio=float("inf")).filter_applied == {}
     assert kb.search("widget", min_quality=0.5, date_to="2030").filter_applied == {
-        "min_quality": 0.5, "date_to": "2030"}
+        "date_to": "2030"}
+
+
+def test_filter_applied_never_echoes_the_quality_inputs():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from groove.search.filters import filter_applied
+    from groove.search.request import SearchRequest
+
+    @given(st.one_of(st.none(), st.floats(0, 1)), st.booleans(),
+           st.one_of(st.none(), st.sampled_from(["docs", "notes"])))
+    def check(min_quality, include_low_quality, category):
+        echo = filter_applied(SearchRequest(query="q", min_quality=min_quality,
+                                            include_low_quality=include_low_quality,
+                                            category=category))
+        assert "min_quality" not in echo and "include_low_quality" not in echo
+        assert echo.get("category") == category
+
+    check()
+
+
+def test_brace_globs_match_as_in_grooveseek():
+    from groove.search.filters import ChunkFilter, expand_braces
+
+    assert expand_braces("docs/{a,b}/**") == ["docs/a/**", "docs/b/**"]
+    assert expand_braces("{a,{b,c}}/*.md") == ["a/*.md", "b/*.md", "c/*.md"]
+    assert expand_braces("x/{a,b}/{c,d}") == ["x/a/c", "x/a/d", "x/b/c", "x/b/d"]
+    assert expand_braces("{single}/x") == ["{single}/x"]  # no comma: literal, as in gitignore
+    assert expand_braces("{,draft-}notes") == ["notes", "draft-notes"]
+    f = ChunkFilter(includes=tuple(expand_braces("docs/{a,b}/**")),
+                    excludes=tuple(expand_braces("docs/{b,c}/private/**")))
+    assert f._path_passes("docs/a/x.md") and f._path_passes("docs/b/y.md")
+    assert not f._path_passes("docs/c/z.md") and not f._path_passes("docs/b/private/p.md")
+
+
+def test_a_brace_glob_expanding_too_far_is_refused():
+    import pytest
+
+    from groove.errors import InvalidArgument
+    from groove.search.filters import expand_braces
+
+    with pytest.raises(InvalidArgument, match="expands to more than 256"):
+        expand_braces("{a,b,c,d}/{a,b,c,d}/{a,b,c,d}/{a,b,c,d}/{a,b,c,d}")
+
+
+def test_brace_expansion_property():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from groove.search.filters import expand_braces
+
+    word = st.text("abc/*", min_size=0, max_size=3)
+
+    @given(st.lists(word, min_size=2, max_size=4), word, word)
+    def check(alternatives, before, after):
+        pattern = before + "{" + ",".join(alternatives) + "}" + after
+        assert expand_braces(pattern) == [before + a + after for a in alternatives]
+
+    check()
+
+
+def test_a_brace_glob_filters_a_real_search(make_kb, tmp_path, write_files):
+    kb = make_kb(write_files(tmp_path / "kb", {
+        "docs/a/one.md": "# One\n\nwidget alpha\n", "docs/b/two.md": "# Two\n\nwidget beta\n",
+        "docs/c/three.md": "# Three\n\nwidget gamma\n"}))
+    kb.index()
+    from groove.search.request import SearchRequest
+
+    request = SearchRequest(query="widget", path_globs=["docs/{a,b}/**"], include_low_quality=True)
+    paths = {h.path for h in kb.search(request).results}
+    assert paths == {"docs/a/one.md", "docs/b/two.md"}

@@ -275,14 +275,24 @@ def test_a_per_call_override_has_the_bounds_of_its_config_key(name: str, section
     assert request_field.default is None
 
 
-def test_a_json_client_may_send_numbers_as_text_and_is_refused_in_the_same_words() -> None:
-    lenient = SearchRequest.from_client({"query": "q", "limit": "7", "mmr": "true"})
-    assert (lenient.limit, lenient.mmr) == (7, True)
-    with pytest.raises(InvalidArgument, match=r"^limit: expected an integer, got str 'abc'"):
-        SearchRequest.from_client({"query": "q", "limit": "abc"})
-    with pytest.raises(InvalidArgument, match=r"^limit: '0' is out of range; accepted: an integer 1\.\.100"):
-        SearchRequest.from_client({"query": "q", "limit": "0"})
-    assert refused(limit="7").startswith("limit:")  # the library itself stays strict
+def test_an_unusable_glob_is_refused_naming_the_argument_and_the_pattern() -> None:
+    for glob in ("[z-a]", "!src/[9-0]*.md"):
+        message = refused(path_globs=["docs/**", glob])
+        assert message.startswith("path_globs: ") and repr(glob) in message
+        assert "not a valid glob" in message and "\n" not in message
+    assert SearchRequest(query="q", path_globs=["[a-z]*.md", "!drafts/**"]).path_globs
+
+
+@given(glob=st.text(alphabet="[]-!*?/az09\\", max_size=12).filter(lambda g: g.strip()))
+def test_every_accepted_glob_compiles(glob: str) -> None:
+    """The guarantee: a glob the request accepts never fails later, in the search."""
+    import pathspec
+
+    try:
+        SearchRequest(query="q", path_globs=[glob])
+    except InvalidArgument:
+        return
+    pathspec.PathSpec.from_lines("gitignore", [glob.removeprefix("!")])
 
 
 def test_the_mcp_tool_refuses_a_wrong_type_in_the_models_words(tmp_path) -> None:
@@ -305,6 +315,13 @@ def test_the_mcp_tool_refuses_a_wrong_type_in_the_models_words(tmp_path) -> None
     text = asyncio.run(call({"query": "q", "limit": "abc"}))
     assert "limit: expected an integer" in text and "accepted: an integer 1..100" in text
     assert "pydantic" not in text and "http" not in text
+    # Strict, like the library and the CLI: a number sent as text is a mistake to report.
+    text = asyncio.run(call({"query": "q", "limit": "5"}))
+    assert "limit: expected an integer, got str '5'" in text
+    text = asyncio.run(call({"query": "q", "mmr": "true"}))
+    assert "mmr: expected true or false" in text or "mmr: expected a boolean" in text
+    text = asyncio.run(call({"query": "q", "path_globs": ["[z-a]"]}))
+    assert "path_globs: '[z-a]' is not a valid glob" in text and "internal error" not in text
 
 
 @given(pairs=st.lists(st.tuples(st.text(min_size=1).filter(lambda k: "=" not in k), st.text()),

@@ -308,3 +308,23 @@ def test_all_language_spans_keep_the_guarantees(query: str, content: str) -> Non
     plain = match_spans(query, content)
     if plain is not None:
         assert spans == plain
+
+
+def test_the_fallback_cut_keeps_100_distinct_terms_after_folding() -> None:
+    # 60 two-letter words, each written in two cases: 120 tokens, 60 distinct terms.
+    words = [f"{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
+    query = " ".join(w for word in words for w in (word, word.upper()))
+    assert match_terms(query) == tuple(w.encode() for w in words)
+    # 150 distinct words in mixed case: the cut keeps the first 100 folded ones.
+    many = [f"{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(150)]
+    mixed = " ".join(w.upper() if i % 2 else w for i, w in enumerate(many))
+    assert match_terms(mixed) == tuple(w.encode() for w in sorted(many)[:100])
+
+
+@given(st.lists(st.sampled_from(["rust", "Rust", "RUST", "tokio", "Tokio"]), min_size=1,
+                max_size=8))
+def test_case_variants_never_split_the_budget(words) -> None:
+    content = "rust tokio " * 150
+    spans = match_spans(" ".join(words), content)
+    distinct = {w.lower() for w in words}
+    assert spans is not None and len(spans) == len(distinct) * (100 // len(distinct))

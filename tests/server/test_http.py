@@ -128,6 +128,10 @@ def test_get_document_list_topics_best_practice_graph(http_server):
     assert doc.structured_content["tags"] == ["install", "onboarding"]
     cats = {c["name"]: c["documents"] for c in topics.structured_content["categories"]}
     assert cats["guide"] == 2
+    tree = {c["segment"]: c for c in topics.structured_content["children"]}
+    assert tree["guides"]["file_count"] == 2
+    assert tree["guides"]["children"] == [{"segment": "rust", "file_count": 1, "children": []}]
+    assert "README.md" not in tree and all(c["children"] == [] for c in tree["notes"]["children"])
     assert "## Destinations" in bp.structured_content["text"]
     assert section.structured_content["text"].startswith("## Levels")
     assert "Destinations" not in section.structured_content["text"]
@@ -284,8 +288,10 @@ def test_host_and_origin_gate(http_server):
     assert _post(http_server, headers={"Host": f"evil.example:{port}"}).status_code == 421
     assert _post(http_server, headers={"Origin": "http://evil.example"}).status_code == 403
     assert _post(http_server, headers={"Origin": "http://127.0.0.1:1"}).status_code == 403
+    assert _post(http_server, headers={"Host": f"EVIL.example:{port}"}).status_code == 421
     for good in ({}, {"Origin": f"http://127.0.0.1:{port}"}, {"Origin": f"http://localhost:{port}"},
-                 {"Host": f"localhost:{port}"}):
+                 {"Host": f"localhost:{port}"}, {"Host": f"LOCALHOST:{port}"},
+                 {"Host": f"LocalHost:{port}", "Origin": f"HTTP://LOCALHOST:{port}"}):
         response = _post(http_server, headers=good)
         assert response.status_code == 200, (good, response.text)
         _delete(http_server, response)
@@ -465,3 +471,21 @@ def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_
     assert server.stderr().count("sync: ") >= 2, "the watcher re-indexed during the searches"
     status = httpx.get(server.base + "/api/admin/status").json()
     assert status["watcher"] == "watching"
+
+
+def test_host_names_are_compared_without_case():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from groove.server.http import lowercase_names
+
+    @given(st.sampled_from(["localhost", "127.0.0.1", "notes.lan"]), st.data())
+    def check(name, data):
+        shouted = "".join(c.upper() if data.draw(st.booleans()) else c for c in name)
+        headers = [(b"host", f"{shouted}:3100".encode()), (b"origin", f"HTTP://{shouted}".encode()),
+                   (b"x-other", b"KEEP")]
+        assert lowercase_names(headers) == [(b"host", f"{name}:3100".encode()),
+                                            (b"origin", f"http://{name}".encode()),
+                                            (b"x-other", b"KEEP")]
+
+    check()

@@ -175,3 +175,85 @@ def test_an_internal_error_500_carries_nosniff_too(server_kb, make_kb):
     assert response.status_code == 500
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "a bug" not in response.text
+
+
+SLOW_BODIES = 40
+
+
+def _initialize_body() -> bytes:
+    import json
+
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "slow", "version": "0"}}}).encode()
+
+
+def test_slow_request_bodies_time_out_in_total_and_open_no_session(server_kb, tmp_path):
+    """The red-team's trickled bodies, bounded: 40 clients each send an MCP ``initialize``
+    one byte at a time. With ``max_sessions = 2`` a session opened per slow POST would lock
+    real clients out; each slow client must get 408 (total body timeout) while a client that
+    was connected before, and a new one, are served."""
+    from mcp import Client
+
+    config = write_config(tmp_path / "groove.toml", server_kb.kb, max_sessions=2, extra=(
+        "header_timeout_s = 5\nbody_timeout_s = 2\nkeepalive_timeout_s = 60\n"))
+    server = start_http_server(config, tmp_path, "--no-watch")
+    body = _initialize_body()
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    slow: list[socket.socket] = []
+    try:
+        established = httpx.Client(base_url=server.base, timeout=5)
+        assert established.get("/healthz").status_code == 200
+        for _ in range(SLOW_BODIES):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall(head + body[:1])
+            sock.setblocking(False)
+            slow.append(sock)
+        timed_out = 0
+        open_socks = list(slow)
+        sent = 1
+        deadline = time.monotonic() + DEADLINE_S
+        served_during = False
+        while open_socks and time.monotonic() < deadline:
+            still = []
+            for sock in open_socks:
+                try:
+                    reply = sock.recv(4096)
+                except BlockingIOError:
+                    reply = None
+                except OSError:
+                    reply = b""
+                if reply is None:
+                    try:
+                        sock.send(body[sent:sent + 1])  # one more byte: never finishing in time
+                        still.append(sock)
+                    except OSError:
+                        pass
+                else:
+                    assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+                    timed_out += 1
+            sent = min(sent + 1, len(body) - 1)
+            open_socks = still
+            if not served_during and open_socks:
+                served_during = established.get("/healthz").status_code == 200
+            time.sleep(0.2)
+        assert not open_socks, f"{len(open_socks)} trickling bodies were never cut off"
+        assert timed_out == SLOW_BODIES and served_during
+
+        async def new_client() -> bool:
+            async with Client(server.base + "/mcp") as client:  # needs a free session slot
+                return not (await client.call_tool("list_topics", {})).is_error
+
+        import asyncio
+
+        for sock in slow:  # they leave: nothing to tear down, no session was opened
+            sock.close()
+        assert asyncio.run(new_client()) and asyncio.run(new_client())
+        assert server.proc.poll() is None, server.stderr()
+        established.close()
+    finally:
+        for sock in slow:
+            sock.close()
+        stop_server(server)

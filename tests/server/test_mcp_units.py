@@ -235,3 +235,80 @@ def test_an_internal_failure_keeps_the_envelope_without_details(server_kb, make_
 
     message = _envelope(asyncio.run(go()))
     assert "internal error" in message and "secret" not in message
+
+
+def test_rebuild_index_arguments_are_strict_and_its_busy_answer_has_no_cli_advice(
+        tmp_path, write_files, make_kb):
+    from groove.server.mcp import build_mcp_server
+    from groove.store.writer_lock import WriterLock
+
+    kb = make_kb(write_files(tmp_path / "kb", {"a.md": "# A\n\nheron notes\n"}))
+
+    async def call(arguments: dict):
+        async with Client(build_mcp_server(kb)) as client:
+            return await client.call_tool("rebuild_index", arguments)
+
+    for force in ("yes", 1, "true"):
+        result = asyncio.run(call({"force": force}))
+        text = "".join(c.text for c in result.content)
+        assert result.is_error and "force: expected" in text and "true or false" in text
+    assert not kb.has_index()  # refused before any work: nothing was built
+
+    with WriterLock(kb.db_path).hold():  # another writer (its own open file description)
+        result = asyncio.run(call({}))
+    text = "".join(c.text for c in result.content)
+    assert result.is_error and "is being written by" in text
+    assert "--no-wait" not in text and "try again when it has finished" in text
+
+
+_SEGMENT = st.text(alphabet="ab", min_size=1, max_size=2)
+
+
+@given(st.lists(st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join), unique=True,
+                max_size=30))
+def test_the_folder_tree_counts_every_document_below_each_folder(paths):
+    """Guarantee: a folder's file_count is the number of documents under it, at every depth."""
+    from groove.server.tools import folder_tree
+
+    def walk(nodes, prefix):
+        for node in nodes:
+            folder = prefix + node["segment"] + "/"
+            assert node["file_count"] == sum(p.startswith(folder) for p in paths)
+            assert [c["segment"] for c in node["children"]] == sorted(
+                c["segment"] for c in node["children"])
+            walk(node["children"], folder)
+
+    tree = folder_tree(paths)
+    walk(tree, "")
+    assert sum(n["file_count"] for n in tree) == sum("/" in p for p in paths)
+
+
+def test_documents_are_served_with_the_mime_type_of_their_text(tmp_path, make_kb):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "parsers"))
+    from office_files import make_pdf, make_pptx
+
+    from groove.server.mcp import build_mcp_server, document_mime
+
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "note.md").write_text("# Note\n\nmarkdown text about widgets\n", encoding="utf-8")
+    (kb_dir / "plain.txt").write_text("plain text about widgets\n", encoding="utf-8")
+    (kb_dir / "paper.pdf").write_bytes(make_pdf([["a pdf page about widgets, long enough to count as a text layer and not a scan"]]))
+    (kb_dir / "deck.pptx").write_bytes(make_pptx([("Widgets", "a slide about widgets", None)]))
+    kb = make_kb(kb_dir, parsers={"enabled": ["md", "txt", "pdf", "pptx"]})
+    kb.index()
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            return {name: (await client.read_resource(f"kb://doc/{name}")).contents[0]
+                    for name in ("note.md", "plain.txt", "paper.pdf", "deck.pptx")}
+
+    out = asyncio.run(go())
+    assert out["note.md"].mime_type == "text/markdown"
+    for name in ("plain.txt", "paper.pdf", "deck.pptx"):
+        assert out[name].mime_type == "text/plain" and "widgets" in out[name].text, name
+    assert document_mime("a/B.MARKDOWN") == "text/markdown"
+    assert document_mime("x.PDF") == document_mime("x.docx") == "text/plain"

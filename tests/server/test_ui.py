@@ -83,3 +83,46 @@ def test_session_survives_many_searches(page):
         search(page, query)
     assert "results" in page.text_content("#message")
     assert page.console_errors == []
+
+
+def _wait_for(page, query: str) -> None:
+    page.wait_for_function(
+        "q => { const r = document.getElementById('results');"
+        " return r.dataset.state === 'done' && r.dataset.query === q; }", arg=query, timeout=30_000)
+
+
+def test_a_linked_search_runs_on_load_with_its_filters(page, http_server):
+    page.goto(http_server.base + "/ui?q=bootstrap+script&tags_any=install&limit=3")
+    _wait_for(page, "bootstrap script")
+    assert page.input_value("#q") == "bootstrap script"
+    assert page.input_value("#limit") == "3"
+    assert page.input_value("#f-tags_any") == "install"
+    assert page.evaluate("document.getElementById('filters').open")
+    assert page.locator("#results .hit .hit-path").first.text_content() == "guides/setup.md"
+    for hit in page.locator("#results .hit").all():
+        assert "install" in hit.locator(".tag").all_text_contents()
+    page.goto(http_server.base + "/ui?q=bootstrap+script&path_globs=notes/**")
+    _wait_for(page, "bootstrap script")  # the address's filter is applied, not ignored
+    paths = page.locator("#results .hit .hit-path").all_text_contents()
+    assert all(p.startswith("notes/") for p in paths), paths
+
+
+def test_a_search_is_kept_in_the_address_for_reload_and_back(page, http_server):
+    page.fill("#q", "bootstrap script")
+    page.click("#filters summary")
+    page.fill("#f-tags_any", "install, onboarding")
+    page.click("button[type=submit]")
+    _wait_for(page, "bootstrap script")
+    assert page.url == (http_server.base
+                        + "/ui?q=bootstrap+script&tags_any=install&tags_any=onboarding")
+    page.fill("#f-tags_any", "")
+    search(page, "quetzalcoatlite")
+    assert page.url == http_server.base + "/ui?q=quetzalcoatlite"
+    page.reload()  # a bookmark or a shared link lands here
+    _wait_for(page, "quetzalcoatlite")
+    assert page.locator("#results .hit .hit-path").first.text_content() == "notes/unicode.md"
+    page.go_back()
+    _wait_for(page, "bootstrap script")
+    assert page.input_value("#q") == "bootstrap script"
+    assert page.input_value("#f-tags_any") == "install, onboarding"
+    assert page.locator("#results .hit .hit-path").first.text_content() == "guides/setup.md"

@@ -168,11 +168,13 @@ def test_bad_name_is_refused_naming_the_option(tmp_path, env):
     assert code == 2 and "--name '../evil'" in out and "accepted" in out
 
 
-def test_windows_gets_the_documented_command_line(monkeypatch):
+def test_windows_gets_task_scheduler_and_other_platforms_the_command_line(monkeypatch):
     from groove.errors import ConfigError
     from groove.service import backend_for
 
     monkeypatch.setattr(sys, "platform", "win32")
+    assert backend_for().kind == "schtasks"
+    monkeypatch.setattr(sys, "platform", "freebsd14")
     with pytest.raises(ConfigError, match="groove serve --transport http --config"):
         backend_for()
 
@@ -205,3 +207,39 @@ def test_an_installed_unit_reads_back_as_the_same_service(kb, port, config, db):
     exec_line = next(line for line in Systemd({}).render(spec).splitlines()
                      if line.startswith("ExecStart="))
     assert ServiceSpec.from_argv("groove-x", parse_exec(exec_line[len("ExecStart="):])) == spec
+
+
+def _foreign_unit(env: dict[str, str], name: str) -> tuple[Path, str]:
+    unit = unit_dir(env) / f"{name}.service"
+    unit.parent.mkdir(parents=True, exist_ok=True)
+    text = "[Unit]\nDescription=somebody else's\n\n[Service]\nExecStart=/bin/true\n"
+    unit.write_text(text, encoding="utf-8")
+    return unit, text
+
+
+def test_uninstall_leaves_a_unit_groove_did_not_write(tmp_path, env):
+    unit, text = _foreign_unit(env, "backup")
+    code, out = groove(env, "service", "uninstall", "--name", "backup")
+    assert code == 2 and "was not written by `groove service install`" in out and str(unit) in out
+    assert unit.read_text(encoding="utf-8") == text
+
+
+def test_install_does_not_overwrite_a_unit_groove_did_not_write(tmp_path, env):
+    unit, text = _foreign_unit(env, "backup")
+    kb = make_kb(tmp_path)
+    for extra in ((), ("--force",)):
+        code, out = groove(env, "service", "install", "--kb-path", str(kb), "--name", "backup",
+                           "--port", "3311", *extra)
+        assert code == 2 and "groove will not overwrite it" in out and str(unit) in out
+        assert unit.read_text(encoding="utf-8") == text
+
+
+def test_a_kb_path_ending_in_a_backslash_is_refused_and_one_inside_verifies(tmp_path, env):
+    trailing = make_kb(tmp_path, "notes\\")
+    code, out = groove(env, "service", "install", "--kb-path", str(trailing), "--port", "3312")
+    assert code == 2 and "ends with a backslash" in out
+    assert not list(unit_dir(env).glob("*.service")) if unit_dir(env).exists() else True
+    inside = make_kb(tmp_path, "a\\b")
+    code, out = groove(env, "service", "install", "--kb-path", str(inside), "--port", "3313")
+    assert code == 0, out
+    verify(unit_dir(env) / f"{default_name(inside)}.service")

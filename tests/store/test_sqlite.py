@@ -381,7 +381,8 @@ def test_a_version_1_index_with_documents_records_the_legacy_chunk_policy(
     store.close()
     as_version_1(db)
     s = open_store(db)
-    assert s.meta().schema_version == SCHEMA_VERSION and s.meta().chunk_policy == "legacy"
+    assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
+    assert s.meta().chunk_policy == "legacy"
     assert s.get_document("a.md").chunking == "sections"
     assert fts_ids(s, "migration")
     s.close()
@@ -494,3 +495,109 @@ def test_read_snapshot_hides_another_connections_commit_until_it_ends(
         assert len(store.all_chunks_meta()) == 2
     finally:
         other.close()
+
+
+# --- counters (issue: the index state costs nothing per search) -----------------------
+def true_counts(db: Path) -> dict[str, int]:
+    """The counters as the rows say, counted through a separate connection."""
+    with sqlite3.connect(db) as c:
+        return {key: int(c.execute(sql).fetchone()[0])
+                for key, sql in sqlite_mod._COUNTER_TRUTH.items()}
+
+
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["write", "write_pending", "vectors", "delete", "rename", "clear",
+                               "tags", "fields"]),
+              st.integers(0, 4), st.integers(0, 3), st.integers(0, 4)),
+    max_size=25)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=_OPS)
+def test_counters_equal_the_rows_after_any_sequence_of_writes(tmp_path_factory, ops) -> None:
+    db = tmp_path_factory.mktemp("counters") / "index.db"
+    s = open_store(db, create=True)
+    s.set_meta(model_id="test", dim=DIM, context_mode="off")
+    try:
+        for op, a, n, b in ops:
+            path = f"d{a}.md"
+            if op in ("write", "write_pending", "tags"):
+                texts = [f"text {a} {i}" for i in range(n)]
+                s.write_document(record(path, tags_invalid=op == "tags"), chunks(*texts),
+                                 vecs(n) if op == "write" else None)
+            elif op == "vectors":
+                pending = s.pending_chunks(b + 1)[: b + 1]
+                s.write_vectors({p.chunk_id: vecs(1, p.chunk_id)[0] for p in pending})
+            elif op == "delete":
+                s.delete_document(path)
+            elif op == "rename" and s.get_document(path) is not None:
+                s.rename_document(path, record(f"d{b}.md", tags_invalid=bool(n % 2)))
+            elif op == "clear":
+                s.clear()
+            elif op == "fields" and s.get_document(path) is not None:
+                s.write_fields({path: {"team": tuple(f"t{i}" for i in range(n)),
+                                       "owner": ("me", "me")[: b % 3]}})
+            counts_now = s.embedding_counts()
+            truth = true_counts(db)
+            assert s._counters() == truth, (op, a, n, b)
+            assert counts_now.documents_embedded == (truth["count_documents"]
+                                                     - truth["count_documents_pending"])
+        assert not [f for f in s.integrity_findings() if "counter" in f]
+    finally:
+        s.close()
+
+
+def test_rewriting_a_vector_does_not_count_it_twice(store: SQLiteStore, db: Path) -> None:
+    store.write_document(record("a.md"), chunks("one", "two"), vecs(2))
+    ids = [c.id for c in store.document_chunks(store.get_document("a.md").id)]  # type: ignore[union-attr]
+    assert store.write_vectors({ids[0]: vecs(1, 7)[0]}) == 1
+    assert store.embedding_counts().chunks_embedded == 2 == true_counts(db)["count_chunks_embedded"]
+
+
+def test_an_index_from_before_the_counters_is_counted_once_when_opened(store: SQLiteStore, db: Path) -> None:
+    store.write_document(record("a.md"), chunks("one", "two"), vecs(2))
+    store.write_document(record("b.md", tags_invalid=True), chunks("three"), None)
+    store.close()
+    with sqlite3.connect(db) as c:  # what a groove before the counters wrote (schema 2)
+        for (name,) in c.execute("SELECT name FROM sqlite_master WHERE name LIKE 'count_%'").fetchall():
+            c.execute(f"DROP TRIGGER {name}")
+        c.execute("DROP TABLE skipped_files")
+        c.execute("ALTER TABLE documents DROP COLUMN pending")
+        c.execute("DELETE FROM index_meta WHERE key LIKE 'count_%'")
+        c.execute("UPDATE index_meta SET value = '2' WHERE key = 'schema_version'")
+    s = open_store(db)
+    try:
+        assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
+        counted = s.embedding_counts()
+        assert (counted.documents, counted.documents_embedded, counted.chunks,
+                counted.chunks_embedded) == (2, 1, 3, 2)
+        assert s.stats().tags_invalid == 1
+        s.write_vectors({p.chunk_id: vecs(1)[0] for p in s.pending_chunks(10)})
+        assert s.embedding_counts().documents_embedded == 2
+        assert s._counters() == true_counts(db)
+    finally:
+        s.close()
+
+
+def test_counters_are_read_without_counting_rows(store: SQLiteStore) -> None:
+    """The state read is a lookup in index_meta, never a count over documents or chunks."""
+    store.write_document(record("a.md"), chunks("one", "two"), vecs(2))
+    seen: list[str] = []
+    store._conn.set_trace_callback(seen.append)
+    try:
+        store.embedding_counts()
+        store.stats()
+    finally:
+        store._conn.set_trace_callback(None)
+    assert seen and all("index_meta" in sql and "count(" not in sql.lower() for sql in seen), seen
+
+
+def test_skips_and_refreshed_times_are_recorded(store: SQLiteStore) -> None:
+    store.write_document(record("a.md", mtime=1.0), chunks("one"), vecs(1))
+    before = store.generation()
+    store.record_skipped({"bin.md": (5.0, "not UTF-8"), "x.md": (6.0, "too big")}, None)
+    store.record_skipped({"y.md": (7.0, "hard link")}, ["x.md", "y.md"])
+    assert store.skipped_files() == {"bin.md": 5.0, "y.md": 7.0}
+    store.refresh_mtimes({"a.md": 2.0})
+    assert store.document_mtimes() == {"a.md": 2.0}
+    assert store.generation() == before  # neither is a document change

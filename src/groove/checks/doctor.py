@@ -50,7 +50,7 @@ log = logging.getLogger("groove.checks.doctor")
 
 FIX_INDEX = "groove index"
 FIX_FORCE = "groove index --force"
-CHECKS = ("integrity", "servability", "metadata", "chunking", "fields")
+CHECKS = ("integrity", "servability", "metadata", "chunking", "fields", "grooveseek")
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,7 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
             report.findings += _servability(kb, store)
             report.findings += _chunking(kb, store, report.facts)
             report.findings += _declared_fields(kb, store, report.facts)
+            report.findings += _grooveseek_leftovers(kb)
     except CorruptIndexError as exc:
         report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
     except GrooveError as exc:
@@ -187,6 +188,14 @@ def _metadata(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
         ))
     out += _model_available(kb, meta.model_id, meta.dim)
     return out
+
+
+def _grooveseek_leftovers(kb: KnowledgeBase) -> list[Finding]:
+    """GrooveSeek's files groove does not use: its index beside the KB, its old ignore file."""
+    from groove.checks.leftovers import grooveseek_index, old_ignore_file
+
+    found = [grooveseek_index(kb.kb_path, kb.db_path), old_ignore_file(kb.kb_path)]
+    return [Finding("grooveseek", f.message, f.fix, path=str(f.path)) for f in found if f]
 
 
 def _model_available(kb: KnowledgeBase, model_id: str, dim: int) -> list[Finding]:

@@ -31,12 +31,13 @@ def graph_options(func: Any) -> Any:
 @cli.command("graph")
 @graph_options
 @format_option("json", "text", "dot", "svg", default="json")
-@kb_options()
+@kb_options(model=True)
 def graph_command(kb: KnowledgeBase, fmt: str, **arguments: Any) -> None:
     """Documents connected to --start by embedding similarity (needs an index)."""
     from groove.graph import connection_graph, render_dot, render_svg, render_text
 
     given = {name: value for name, value in arguments.items() if value not in (None, ())}
+    kb.check_model()  # the graph reads stored vectors only, but the index must be the model's
     graph = connection_graph(kb, GraphParams(**given))
     if fmt == "json":
         click.echo(json.dumps(graph, ensure_ascii=False, indent=2))

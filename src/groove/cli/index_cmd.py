@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import click
 
 from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
-from groove.embedders import EMBEDDERS
+from groove.cli.usage import fail
+from groove.errors import Busy
 from groove.kb import KnowledgeBase
 
 
 def _overrides(kwargs: dict) -> dict:
-    model = kwargs.pop("model", None)
     ray = kwargs.pop("ray", None)
-    out: dict = {"model": model} if model else {}
+    out: dict = {}
     if ray:
         out["index"] = {"executor": "ray", "ray_address": ray}
     return out
@@ -24,7 +25,6 @@ def _overrides(kwargs: dict) -> dict:
 
 @cli.command("index")
 @click.option("--force", is_flag=True, help="Rebuild every document (needed to change model or contextual mode).")
-@click.option("--model", default=None, help=f"Embedding model id (overrides groove.toml): {EMBEDDERS.accepted()}.")
 @click.option("--ray", "ray", default=None, metavar="ADDRESS",
               help="Embed on a Ray cluster: 'local' (a private one for this run), 'auto' (the "
                    "cluster `ray start` made) or host:port. Needs groove[ray]; see docs/scaling.md.")
@@ -33,10 +33,10 @@ def _overrides(kwargs: dict) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-wait", is_flag=True,
               help="When another process is writing the index, exit 2 at once instead of waiting.")
-@kb_options(overrides=_overrides)
+@kb_options(overrides=_overrides, model=True)
 def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool,
                   no_wait: bool) -> None:
-    """Index KB_PATH incrementally: changed files are re-embedded, renames kept, deletions applied.
+    """Index the folder incrementally: changed files are re-embedded, renames kept, deletions applied.
 
     Files are written first (searchable by full text at once), then embedded;
     an interrupted run resumes where it stopped. One writer at a time: a
@@ -45,6 +45,23 @@ def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, a
     if quiet and progress:
         raise click.UsageError("--quiet and --progress contradict each other (--quiet prints only "
                                "the summary, --progress adds a progress display); pass one of them")
-    summary = kb.index(force=force, reporter=make_reporter(quiet=quiet, progress=progress),
-                       wait=not no_wait)
+    reporter = make_reporter(quiet=quiet, progress=progress)
+    try:
+        summary = kb.index(force=force, reporter=reporter, wait=not no_wait)
+    except Busy as exc:  # only --no-wait gets here; the advice is the command line's own
+        raise Busy(f"{exc} (or run again without --no-wait to wait for it)") from None
+    except KeyboardInterrupt:
+        reporter.stop()
+        fail(interrupted_message(kb), 130)
     click.echo(json.dumps(summary.to_json()) if as_json else summary.line())
+
+
+def interrupted_message(kb: KnowledgeBase) -> str:
+    """What an interrupted run kept, and the command that finishes it (resumes, re-embeds nothing)."""
+    again = f"groove index --kb-path {shlex.quote(str(kb.kb_path))}"
+    state = kb.index_state(files=False)
+    if state.state == "missing":
+        return f"interrupted before anything was indexed; run `{again}` to build the index"
+    return (f"interrupted; kept {state.documents} document(s) searchable by full text, "
+            f"{state.documents_embedded} of them embedded ({state.chunks_embedded} of "
+            f"{state.chunks} chunks); run `{again}` to finish")

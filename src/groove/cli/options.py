@@ -50,11 +50,14 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Decorator:
+def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None, *,
+               model: bool = False) -> Decorator:
     """Add ``--kb-path/--config/--db-path`` and pass ``kb`` (a KnowledgeBase).
 
     ``overrides`` maps the command's own parsed options to config overrides
     (CLI beats groove.toml beats defaults); those options are still passed on.
+    ``model=True`` adds ``--model``, the embedding model the command expects
+    the index to hold (checked against the index before any model loads).
     """
 
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,7 +74,10 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
             from groove.config import load_config
             from groove.kb import KnowledgeBase
 
-            extra = overrides(kwargs) if overrides else None
+            chosen_model = kwargs.pop("model", None) if model else None
+            extra = overrides(kwargs) if overrides else {}
+            if chosen_model:
+                extra = {**extra, "model": chosen_model}
             config = load_config(config_path=config_path, kb_path=kb_path, db_path=db_path,
                                  overrides=extra or None)
             kb = KnowledgeBase(config)
@@ -80,6 +86,12 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
             finally:
                 kb.close()
 
+        if model:
+            from groove.embedders import EMBEDDERS
+
+            wrapper = click.option(
+                "--model", default=None,
+                help=f"Embedding model id (overrides groove.toml): {EMBEDDERS.accepted()}.")(wrapper)
         return wrapper
 
     return decorator
@@ -152,3 +164,39 @@ def search_overrides(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Config overrides carried by the search flags (only ``--reranker``)."""
     reranker = kwargs.pop("reranker", None)
     return {"reranker": reranker} if reranker else {}
+
+
+def _k_list(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    """``--k 1,5,10`` (GrooveSeek's comma list) as integers."""
+    if value is None:
+        return None
+    try:
+        return [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers "
+                                 "(e.g. 1,5,10)") from None
+
+
+def depth_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--k`` (the cut-offs, overriding [eval] k_values) and ``--limit`` (hits fetched per query)."""
+    from groove.search.request import MAX_LIMIT
+
+    func = click.option("--limit", "depth", type=click.IntRange(1, MAX_LIMIT), default=None,
+                        help="Hits fetched per query (default: the largest k; never less).")(func)
+    return click.option("--k", "k_values", callback=_k_list, default=None, metavar="K[,K...]",
+                        help="Cut-offs to report, e.g. 1,5,10 (overrides [eval] k_values).")(func)
+
+
+def no_color_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--no-color``: plain text even on a terminal (NO_COLOR in the environment does the same)."""
+    return click.option("--no-color", is_flag=True,
+                        help="No colour or other terminal styling in text output.")(func)
+
+
+def eval_overrides(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Config overrides of ``eval``/``tune``: ``--reranker`` and ``--k``."""
+    out = search_overrides(kwargs)
+    k_values = kwargs.pop("k_values", None)
+    if k_values:
+        out["eval"] = {"k_values": k_values}
+    return out

@@ -20,12 +20,57 @@ from groove.indexing.indexer import IndexSummary, Reporter
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-#: How often the non-TTY ``--progress`` mode prints a ``Progress:`` line.
-PROGRESS_LINE_INTERVAL_S = 2.0
+#: How often a line-based display prints an ``Embedding:`` (or ``Progress:``) line.
+PROGRESS_LINE_INTERVAL_S = 3.0
 
 
-class FileLines(Reporter):
-    """Default: one line per file that was not unchanged."""
+def embed_line(progress: EmbedProgress) -> str:
+    """``D/N documents, T/M tokens (P%), R tokens/s, ETA 4 min 10 s``: one embedding step.
+
+    The rate and the ETA are known from the first batch on (tokens are what
+    the model's time is proportional to).
+    """
+    total = max(progress.tokens_total, progress.tokens_done)
+    pct = 100.0 * progress.tokens_done / total if total else 100.0
+    return (f"{progress.documents_done}/{progress.documents_total} documents, "
+            f"{progress.tokens_done}/{total} tokens ({pct:.0f}%), "
+            f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta_text(progress.eta_s)}")
+
+
+def eta_text(seconds: float | None) -> str:
+    """``1 h 04 min``, ``4 min 10 s``, ``12 s``; ``unknown`` before the first batch."""
+    if seconds is None:
+        return "unknown"
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+
+
+class _EmbedLines(Reporter):
+    """Embedding progress as lines: the totals, the first batch, then every few seconds."""
+
+    def __init__(self) -> None:
+        self._last_embed: float | None = None
+
+    def embed_start(self, progress: EmbedProgress) -> None:
+        if progress.tokens_total:
+            click.echo(f"Embedding {progress.documents_total} document(s), "
+                       f"about {progress.tokens_total} tokens", err=True)
+        self._last_embed = None
+
+    def embed_progress(self, progress: EmbedProgress) -> None:
+        now = time.monotonic()
+        if self._last_embed is not None and now - self._last_embed < PROGRESS_LINE_INTERVAL_S:
+            return
+        self._last_embed = now
+        click.echo(f"Embedding: {embed_line(progress)}", err=True)
+
+
+class FileLines(_EmbedLines):
+    """Default: one line per file that was not unchanged, then embedding lines."""
 
     def file_done(self, rel_path: str, action: str, detail: str = "") -> None:
         if action in ("unchanged", "skipped"):  # skipped files already logged a warning
@@ -37,10 +82,11 @@ class Quiet(Reporter):
     """``--quiet``: nothing but the summary (printed by the command)."""
 
 
-class PeriodicLines(Reporter):
-    """``--progress`` without a TTY: ``Progress: N/M (P%)`` every couple of seconds."""
+class PeriodicLines(_EmbedLines):
+    """``--progress`` without a TTY: ``Progress: N/M (P%)`` and ``Embedding:`` lines every few seconds."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.total = 0
         self.done = 0
         self._last = 0.0
@@ -59,47 +105,29 @@ class PeriodicLines(Reporter):
             pct = 100.0 * self.done / self.total if self.total else 100.0
             click.echo(f"Progress: {self.done}/{self.total} ({pct:.0f}%)", err=True)
 
-    def embed_start(self, progress: EmbedProgress) -> None:
-        if progress.tokens_total:
-            click.echo(f"Embedding {progress.documents_total} document(s), "
-                       f"about {progress.tokens_total} tokens", err=True)
-        self._last = time.monotonic()
-
-    def embed_progress(self, progress: EmbedProgress) -> None:
-        now = time.monotonic()
-        if now - self._last < PROGRESS_LINE_INTERVAL_S:
-            return
-        self._last = now
-        click.echo(f"Embedding: {embed_line(progress)}", err=True)
-
-
-def embed_line(progress: EmbedProgress) -> str:
-    """``tokens done/total (P%), R tokens/s, ETA S s``."""
-    total = max(progress.tokens_total, progress.tokens_done)
-    pct = 100.0 * progress.tokens_done / total if total else 100.0
-    eta = progress.eta_s
-    return (f"{progress.tokens_done}/{total} tokens ({pct:.0f}%), "
-            f"{progress.tokens_per_s:.0f} tokens/s"
-            + (f", ETA {eta:.0f} s" if eta is not None else ""))
-
 
 class Bar(Reporter):
-    """``--progress`` on a TTY: a rich progress bar with ETA on stderr."""
+    """``--progress`` on a TTY: rich progress bars on stderr, the embedding one with our ETA.
+
+    rich's own time-remaining column needs several updates within its speed
+    window and showed ``-:--:--`` when batches take longer; the embedding bar
+    shows the rate and ETA computed from the tokens done instead.
+    """
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self._progress = Progress(
             "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-            TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+            TextColumn("{task.fields[detail]}"), console=Console(stderr=True), transient=True,
         )
         self._task: TaskID | None = None
         self._embed_task: TaskID | None = None
 
     def start(self, total: int) -> None:
         self._progress.start()
-        self._task = self._progress.add_task("reading files", total=total)
+        self._task = self._progress.add_task("reading files", total=total, detail="")
 
     def file_done(self, rel_path: str, action: str, detail: str = "") -> None:
         if self._task is not None and action != "deleted":
@@ -107,15 +135,22 @@ class Bar(Reporter):
 
     def embed_start(self, progress: EmbedProgress) -> None:
         if progress.tokens_total:
-            self._embed_task = self._progress.add_task("embedding (tokens)",
-                                                       total=progress.tokens_total)
+            self._embed_task = self._progress.add_task(
+                "embedding (tokens)", total=progress.tokens_total,
+                detail=f"0/{progress.documents_total} documents, ETA after the first batch")
 
     def embed_progress(self, progress: EmbedProgress) -> None:
         if self._embed_task is not None:
-            self._progress.update(self._embed_task, completed=progress.tokens_done,
-                                  total=max(progress.tokens_total, progress.tokens_done))
+            self._progress.update(
+                self._embed_task, completed=progress.tokens_done,
+                total=max(progress.tokens_total, progress.tokens_done),
+                detail=(f"{progress.documents_done}/{progress.documents_total} documents, "
+                        f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta_text(progress.eta_s)}"))
 
     def finish(self, summary: IndexSummary) -> None:
+        self.stop()
+
+    def stop(self) -> None:
         self._progress.stop()
 
 

@@ -50,13 +50,16 @@ def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
 @cli.command("search")
 @click.argument("query")
 @format_option("json", "text", default="json")
-@kb_options(overrides=search_overrides)
+@kb_options(overrides=search_overrides, model=True)
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
-    """Search the knowledge base (builds or finishes the index first when needed).
+    """Search the knowledge base; answers at once from what is indexed.
 
-    When another process is building the index, the answer comes at once from
-    what is indexed so far, with a note on stderr (docs/index-lifecycle.md).
+    A folder with no index gets its full-text index first (seconds, progress
+    on stderr); embedding is left to `groove index` (or `groove serve`). On an
+    incomplete index, or while another process builds it, the answer comes
+    from what is indexed so far, with a note on stderr naming `groove index`
+    (docs/index-lifecycle.md).
     """
     from groove.search.request import validate_request
 
@@ -64,9 +67,11 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     terminal = fmt == "text" and sys.stdout.isatty()
     if terminal and request.all_language_spans is None:
         request = request.replace(all_language_spans=True)  # people read it: highlight every language
-    kb.ensure_index(reporter=make_reporter(quiet=not sys.stderr.isatty(), progress=True),
-                    wait=False)
+    kb.ensure_index(reporter=make_reporter(quiet=False, progress=True), wait=False, finish=False)
     response = kb.search(request)
+    if response.index is not None and response.index.state != "missing":
+        # the count of changed files started with the search; a one-shot run reports it
+        response.index = kb.index_state(wait_for_files=True)
     note = response.index.note() if response.index is not None else None
     if note:
         click.echo(f"note: {note}", err=True)

@@ -7,12 +7,19 @@ import click
 from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.kb import KnowledgeBase
+from groove.rerankers import RERANKERS
 
 
 def _overrides(kwargs: dict) -> dict:
     out: dict = {}
     if kwargs.get("no_watch"):
         out["watch"] = {"enabled": False}
+    if (debounce := kwargs.pop("debounce_ms", None)) is not None:
+        out.setdefault("watch", {})["debounce_ms"] = debounce
+    if reranker := kwargs.pop("reranker", None):
+        out["reranker"] = reranker
+    if (by_default := kwargs.pop("rerank_by_default", None)) is not None:
+        out["rerank_by_default"] = by_default
     return out
 
 
@@ -26,7 +33,13 @@ def _overrides(kwargs: dict) -> dict:
 @click.option("--i-know", is_flag=True,
               help="Allow a non-loopback bind (there is no authentication: anyone who reaches the port reads the KB).")
 @click.option("--no-watch", is_flag=True, help="Do not watch the folder for changes.")
-@kb_options(overrides=_overrides)
+@click.option("--debounce-ms", type=int, default=None,
+              help="Watcher debounce in milliseconds (overrides [watch] debounce_ms).")
+@click.option("--reranker", default=None,
+              help=f"Reranker id for the search tool (overrides groove.toml): {RERANKERS.accepted()}.")
+@click.option("--rerank-by-default/--no-rerank-by-default", default=None,
+              help="Whether a search call reranks when it does not say (overrides rerank_by_default).")
+@kb_options(overrides=_overrides, model=True)
 def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bind: str | None,
                   i_know: bool, no_watch: bool) -> None:
     """Serve the knowledge base to MCP clients (builds the index first when there is none)."""

@@ -11,11 +11,13 @@ import click
 
 from groove.cli import cli
 from groove.cli.options import format_option, handle_errors, kb_options
+from groove.cli.usage import fail
 from groove.kb import KnowledgeBase
 
 _MANAGER = click.option(
-    "--manager", type=click.Choice(["systemd", "launchd"]), default=None,
-    help="Service manager to write for (default: this platform's — systemd on Linux, launchd on macOS).")
+    "--manager", type=click.Choice(["systemd", "launchd", "schtasks"]), default=None,
+    help="Service manager to write for (default: this platform's — systemd on Linux, launchd on "
+         "macOS, schtasks (Task Scheduler) on Windows).")
 _NAME = click.option("--name", default=None,
                      help="Service name (default: groove-<KB folder name>).")
 
@@ -25,25 +27,47 @@ def service_group() -> None:
     """Run a knowledge base as a per-user background service (HTTP transport)."""
 
 
+#: What groove offers in place of GrooveSeek's Windows tray (docs/deployment.md, "No tray").
+NO_TRAY = ("groove has no tray icon; `groove service status` shows whether the service runs "
+           "and answers, and http://<bind>/ui shows the index state in a browser "
+           "(docs/deployment.md, \"No tray\")")
+
+
 @service_group.command("install")
 @_NAME
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
               help="Port to serve on (default: the port of [transport.http] bind).")
+@click.option("--bind", default=None,
+              help="Address HOST:PORT to serve on (default: [transport.http] bind).")
+@click.option("--i-know", is_flag=True,
+              help="Allow a non-loopback --bind (there is no authentication).")
+@click.option("--no-auto-start", is_flag=True,
+              help="Write the service file only; print the commands that enable and start it.")
+@click.option("--force", is_flag=True,
+              help="Replace a service of the same name that serves another knowledge base.")
+@click.option("--with-tray", is_flag=True, hidden=True)
 @click.option("--dry-run", is_flag=True, help="Print the service file; write and start nothing.")
 @_MANAGER
 @kb_options()
-def install_command(kb: KnowledgeBase, name: str | None, port: int | None, dry_run: bool,
-                    manager: str | None) -> None:
+def install_command(kb: KnowledgeBase, name: str | None, port: int | None, bind: str | None,
+                    i_know: bool, no_auto_start: bool, force: bool, with_tray: bool,
+                    dry_run: bool, manager: str | None) -> None:
     """Install (and start, when a service manager runs) `groove serve --transport http` for this KB."""
     from groove.service import backend_for, install, spec_for
 
+    if bind is not None and port is not None:
+        raise click.UsageError(f"--bind {bind} and --port {port} both name the port; pass "
+                               "--bind HOST:PORT alone, or --port alone to keep the configured host")
+    if with_tray:
+        click.echo(f"note: --with-tray is GrooveSeek's; installing without a tray: {NO_TRAY}",
+                   err=True)
     backend = backend_for(manager)
-    spec = spec_for(kb.config, name=name, port=port)
+    spec = spec_for(kb.config, name=name, port=port, bind=bind, i_know=i_know)
     if dry_run:
         click.echo(f"# {backend.path_for(spec.name)}")
         click.echo(backend.render(spec), nl=False)
         return
-    for line in install(backend, spec).messages:
+    for line in install(backend, spec, auto_start=not no_auto_start, force=force).messages:
         click.echo(line)
 
 
@@ -66,14 +90,21 @@ def _lookup_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @service_group.command("uninstall")
 @_lookup_options
+@click.option("--purge", is_flag=True,
+              help="Also delete the service's index file (never the notes); needs --yes.")
+@click.option("--yes", is_flag=True, help="Confirm --purge.")
 @handle_errors
 def uninstall_command(name: str | None, kb_path: Path | None, config_path: Path | None,
-                      manager: str | None) -> None:
-    """Stop the service and remove its file."""
+                      manager: str | None, purge: bool, yes: bool) -> None:
+    """Stop the service and remove its file (with --purge --yes, its index too)."""
     from groove.service import backend_for, uninstall
 
+    if purge and not yes:
+        raise click.UsageError("--purge deletes the service's index file; add --yes to confirm "
+                               "(the notes are never touched)")
     backend = backend_for(manager)
-    outcome = uninstall(backend, name=name, kb_path=_kb_folder(kb_path, config_path, name))
+    outcome = uninstall(backend, name=name, kb_path=_kb_folder(kb_path, config_path, name),
+                        purge=purge)
     for line in outcome.messages:
         click.echo(line)
 
@@ -121,3 +152,18 @@ def list_command(manager: str | None, fmt: str) -> None:
         spec = info.spec
         where = f"port {spec.port}  {spec.kb_path}" if spec else str(info.path)
         click.echo(f"{info.name}  {info.state}  {where}")
+
+
+@service_group.command("tray-install", hidden=True)
+@click.option("--service-name", "--name", "name", default=None, hidden=True)
+@click.option("--force", is_flag=True, hidden=True)
+def tray_install_command(name: str | None, force: bool) -> None:
+    """GrooveSeek's Windows tray shortcut: groove has none (exit 2, naming what it offers)."""
+    fail(f"`groove service tray-install` is GrooveSeek's; {NO_TRAY}")
+
+
+@service_group.command("tray-uninstall", hidden=True)
+@click.option("--service-name", "--name", "name", default=None, hidden=True)
+def tray_uninstall_command(name: str | None) -> None:
+    """GrooveSeek's tray removal: there is no groove tray, so nothing is left to remove (exit 0)."""
+    click.echo(f"note: nothing to remove: {NO_TRAY}", err=True)

@@ -27,7 +27,7 @@ _LABELS = (
 
 
 def index_lines(status: dict[str, Any]) -> list[str]:
-    """The index-state lines: state, embedded share, writer, last change, changed files."""
+    """The index-state lines: state, embedded share, writer, last change, changed and skipped files."""
     state = status["index"]
     writer = status.get("writer")
     running = "no"
@@ -42,6 +42,8 @@ def index_lines(status: dict[str, Any]) -> list[str]:
         f"Build running: {running}",
         f"Last change: {state['last_change'] or 'never'}",
         f"Files newer than the index: {state['files_newer']}",
+        f"Files skipped: {state['files_skipped']}"
+        + (" (run groove doctor to see why)" if state["files_skipped"] else ""),
     ]
 
 

@@ -9,11 +9,13 @@ import click
 
 from groove.cli import cli
 from groove.cli.options import (
+    depth_options,
+    eval_overrides,
     format_option,
     golden_option,
     kb_options,
+    no_color_option,
     search_options,
-    search_overrides,
 )
 from groove.kb import KnowledgeBase
 from groove.search.request import SearchRequest
@@ -21,14 +23,22 @@ from groove.search.request import SearchRequest
 
 @cli.command("tune")
 @golden_option
+@depth_options
+@no_color_option
 @format_option("text", "json", default="text")
-@kb_options(overrides=search_overrides)
-@search_options(omit=("limit",))  # every query searches SEARCH_DEPTH deep
-def tune_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None, fmt: str) -> None:
-    """Sweep rrf_k and the bm25 weights with nested leave-one-query-out cross-validation."""
+@kb_options(overrides=eval_overrides, model=True)
+@search_options(omit=("limit",))  # --limit here is the search depth (depth_options)
+def tune_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
+                 depth: int | None, no_color: bool, fmt: str) -> None:
+    """Sweep rrf_k and the bm25 weights with nested leave-one-query-out cross-validation.
+
+    Each query fetches the largest k of --k / [eval] k_values hits, or --limit
+    when that is deeper. The text output is never coloured (--no-color is accepted).
+    """
     from groove.evaluation.tune import run_tune
 
-    report = run_tune(kb, base_request, golden_path=golden)
+    deepest = max([depth or 0, *kb.config.eval.k_values])
+    report = run_tune(kb, base_request, golden_path=golden, depth=deepest)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:

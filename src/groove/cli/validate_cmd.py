@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from groove.cli import cli
-from groove.cli.options import format_option, kb_options
+from groove.cli.options import format_option, kb_options, no_color_option
 from groove.kb import KnowledgeBase
 
 
@@ -20,11 +20,15 @@ from groove.kb import KnowledgeBase
 @click.option("--strict", is_flag=True,
               help="Also report each frontmatter key the schema does not declare "
                    "(undeclared_field), as [options] allow_unknown_fields = false does.")
+@no_color_option
 @format_option("text", "json", "github", default="text")
 @kb_options()
 def validate_command(kb: KnowledgeBase, schema_path: Path | None, fail_fast: bool,
-                     strict: bool, fmt: str) -> None:
-    """Check the frontmatter of every indexable Markdown file against the schema."""
+                     strict: bool, no_color: bool, fmt: str) -> None:
+    """Check the frontmatter of every indexable Markdown file against the schema.
+
+    The text output is never coloured (--no-color is accepted for GrooveSeek's scripts).
+    """
     from groove.checks.validate import run_validate
 
     report = run_validate(kb, schema_path, fail_fast, strict)

@@ -38,8 +38,11 @@ def discover_config(cwd: Path, config_path: Path | None = None,
     client that runs groove from elsewhere still finds the file kept with the
     notes) → ``groove.toml`` beside the nearest ``.git`` within cwd and 19
     parents (only the nearest: a nearer repository without a groove.toml hides
-    farther ones) → none. A ``.git`` *file* (worktree, submodule) counts as a
-    repository. Every discovered file is untrusted.
+    farther ones) → ``groove.toml`` beside the installed ``groove`` program
+    (:func:`program_dir`; GrooveSeek's personal set-up keeps it there) → none.
+    A ``.git`` *file* (worktree, submodule) counts as a repository. Every
+    discovered file is untrusted except the one beside the program, which only
+    whoever installed groove can write (checked: see :func:`_private_to_installer`).
     """
     cwd = _absolute(cwd, Path.cwd())
     if config_path is not None:
@@ -58,8 +61,38 @@ def discover_config(cwd: Path, config_path: Path | None = None,
     for folder in [cwd, *cwd.parents][: MAX_GIT_PARENTS + 1]:
         if _exists(folder / ".git"):
             candidate = folder / CONFIG_FILENAME
-            return (candidate, False) if _is_file(candidate) else (None, True)
+            if _is_file(candidate):
+                return candidate, False
+            break
+    beside_program = program_dir() / CONFIG_FILENAME
+    if _is_file(beside_program):
+        return beside_program, _private_to_installer(beside_program)
     return None, True
+
+
+def program_dir() -> Path:
+    """The folder the ``groove`` program is installed in (the environment's scripts folder)."""
+    import sysconfig
+
+    return Path(sysconfig.get_path("scripts"))
+
+
+def _private_to_installer(path: Path) -> bool:
+    """True when only the file's owner (this user or root) can change it or its folder.
+
+    A program folder is normally writable only by whoever installed groove, so
+    a file there is as trusted as ``--config``; a shared, group- or
+    world-writable one is treated like any discovered file.
+    """
+    import os
+
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows: the folder's ACL decides
+        return True
+    try:
+        stats = [path.stat(), path.parent.stat()]
+    except OSError:
+        return False
+    return all(s.st_uid in (0, os.getuid()) and not s.st_mode & 0o022 for s in stats)
 
 
 #: Deepest nesting of tables and arrays accepted. groove's own settings are at
@@ -211,7 +244,9 @@ def load_config(*, config_path: Path | None = None, kb_path: Path | None = None,
         log.info("no %s found from %s; using built-in defaults", CONFIG_FILENAME, cwd)
         raw: dict[str, Any] = {}
     else:
-        level = "trusted (--config)" if trusted else "untrusted (found by discovery)"
+        level = ("trusted (--config)" if config_path is not None else
+                 "trusted (beside the groove program)" if trusted else
+                 "untrusted (found by discovery)")
         log.info("using config %s, %s", source, level)
         raw = _read_toml(source)
     return _build(raw, source=source, trusted=trusted, where=str(source or "defaults"),

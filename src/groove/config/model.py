@@ -119,6 +119,9 @@ class HttpTransportConfig(_Section):
         description="an integer in 1..100000 (lowered to stay below the open-file limit)")
     header_timeout_s: float = Field(
         10.0, gt=0, le=3600, description="seconds in (0, 3600] to send a request's headers")
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=3600,
+        description="seconds in (0, 3600] to send a request's whole body, once its headers are in")
     keepalive_timeout_s: int = Field(
         5, ge=1, le=3600, description="whole seconds in 1..3600 an idle connection stays open")
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from groove._logging import note
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, ModelLoadError
 
@@ -165,7 +166,7 @@ def load_fastembed_model(model_cls: Any, name: str, cache_dir: Path,
         cached_error = exc
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in _OFFLINE_VALUES:
         raise error(f"it is not in the cache and HF_HUB_OFFLINE is set ({cached_error})")
-    log.info("model %s is not cached in %s; downloading it once", name, cache_dir)
+    note(log, "model %s is not cached in %s; downloading it once", name, cache_dir)
     try:
         desc = _description(model_cls, name)
         hf_repo = (desc.get("sources") or {}).get("hf")

@@ -22,6 +22,16 @@ The rules:
 * **One connection.** One ``httpx.Client`` per embedder keeps its connection
   alive, so the query path pays the TCP (and TLS) handshake once.
 * **Vectors** are L2-normalised here, whatever the server returns.
+* **A hostile or broken answer** cannot cost more than the batch is worth:
+  the body is read in pieces and refused past :func:`body_limit` (what the
+  batch's vectors can take as JSON text), deep nesting is refused rather than
+  overflowing the parser, the shape and dimension are checked row by row
+  before any vector is converted, and an all-zero vector is refused (it would
+  match nothing, silently).
+* **The key** never appears in a message or a log line: every text that leaves
+  this module passes :meth:`OpenAIEmbedder._scrub`, which blanks the key and any
+  ``Bearer`` token (a server that echoes the ``Authorization`` header back in
+  its error cannot leak it).
 * **Identity.** ``model_id`` is the configured ``openai:<name>`` and ``source``
   the URL; the index records both, so pointing the same name at another server
   is refused like a model change.
@@ -29,8 +39,10 @@ The rules:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +61,18 @@ PREFIX = "openai:"
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 30.0
+#: The largest dimension accepted (``[embedder] dimensions`` has the same bound).
+MAX_DIM = 65_536
+#: JSON text one float may take in an answer (``-1.2345678901234567e-05,`` and spaces).
+BYTES_PER_FLOAT = 32
+#: Room for everything around the vectors (ids, usage, model name).
+BODY_OVERHEAD = 64 * 1024
+_BEARER = re.compile(r"(?i)\b(bearer)\s+\S+")
+
+
+def body_limit(count: int, dim: int | None) -> int:
+    """The largest answer read for ``count`` vectors (``dim`` unknown: the largest accepted)."""
+    return BODY_OVERHEAD + count * (dim or MAX_DIM) * BYTES_PER_FLOAT
 
 
 class OpenAIEmbedder(Embedder):
@@ -73,6 +97,7 @@ class OpenAIEmbedder(Embedder):
         self.settings = settings
         self.max_input_tokens = settings.max_input_tokens
         headers = {"Content-Type": "application/json"}
+        self._key: str | None = None
         if settings.api_key_env:
             key = os.environ.get(settings.api_key_env)
             if not key:
@@ -80,6 +105,7 @@ class OpenAIEmbedder(Embedder):
                     f"model {model_id}: the environment variable {settings.api_key_env} "
                     "([embedder] api_key_env) is not set or empty")
             headers["Authorization"] = f"Bearer {key}"
+            self._key = key
         self._http = httpx.Client(base_url=settings.url + "/", headers=headers,
                                   timeout=settings.timeout_s)
         self._dim: int | None = settings.dimensions
@@ -116,23 +142,25 @@ class OpenAIEmbedder(Embedder):
             body["input_type"] = "query" if query else "passage"
         if self.settings.dimensions is not None:
             body["dimensions"] = self.settings.dimensions
-        payload = self._post(body)
+        payload = self._post(body, body_limit(len(texts), self._dim))
         vectors = self._vectors(payload, len(texts))
-        if self._dim is not None and vectors.shape[1] != self._dim:
-            raise ModelLoadError(
-                f"{self.source}: model {self.name!r} returned vectors of dimension "
-                f"{vectors.shape[1]}, but {self._dim} is expected ([embedder] dimensions or the "
-                "index); check the model name, or rebuild with `groove index --force`")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        zero = np.flatnonzero(norms[:, 0] == 0)
+        if len(zero):
+            raise self._fail(f"model {self.name!r} returned an all-zero vector (for input "
+                             f"{int(zero[0])} of {len(texts)}), which would match nothing; check "
+                             "the model and the service")
+        return (vectors / norms).astype(np.float32)
 
-    def _post(self, body: dict[str, Any]) -> Any:
+    def _post(self, body: dict[str, Any], limit: int) -> Any:
         import httpx
 
         attempt = 0
         while True:
             try:
-                response = self._http.post("embeddings", json=body)
+                with self._http.stream("POST", "embeddings", json=body) as response:
+                    status = response.status_code
+                    raw = _read_capped(response, limit if status < 400 else 64 * 1024)
             except httpx.TimeoutException as exc:
                 failure = f"no answer within {self.settings.timeout_s} s ({type(exc).__name__})"
                 wait = None
@@ -140,29 +168,47 @@ class OpenAIEmbedder(Embedder):
                 failure = f"cannot connect ({exc})"
                 wait = None
             else:
-                if response.status_code < 400:
-                    try:
-                        return response.json()
-                    except ValueError:
-                        raise ModelLoadError(f"{self.source}: the answer is not JSON "
-                                             f"(HTTP {response.status_code})") from None
-                if response.status_code not in (429,) and response.status_code < 500:
-                    raise self._client_error(response)
-                failure = f"HTTP {response.status_code}"
+                if status < 400:
+                    if raw is None:
+                        raise self._fail(f"the answer is larger than {limit} bytes, more than "
+                                         "the vectors asked for can take; check the model name "
+                                         "and [embedder] dimensions")
+                    return self._decode(raw, status)
+                if status not in (429,) and status < 500:
+                    raise self._client_error(status, raw or b"")
+                failure = f"HTTP {status}"
                 wait = _retry_after(response.headers.get("Retry-After"))
             if attempt >= self.settings.max_retries:
-                raise ModelLoadError(
-                    f"{self.source}: embedding request failed after {attempt + 1} attempt(s): "
+                raise self._fail(
+                    f"embedding request failed after {attempt + 1} attempt(s): "
                     f"{failure}; check that the service is running and reachable at this URL "
                     "([embedder] url)")
             delay = wait if wait is not None else min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** attempt)
-            log.warning("%s: %s; retrying in %.1f s", self.source, failure, delay)
+            log.warning("%s: %s; retrying in %.1f s", self.source, self._scrub(failure), delay)
             time.sleep(delay)
             attempt += 1
 
-    def _client_error(self, response: Any) -> ModelLoadError:
-        status = response.status_code
-        detail = _error_message(response)
+    def _decode(self, raw: bytes, status: int) -> Any:
+        try:
+            return json.loads(raw)
+        except RecursionError:
+            raise self._fail("the answer is JSON nested too deeply to be an embeddings "
+                             "list") from None
+        except ValueError:
+            raise self._fail(f"the answer is not JSON (HTTP {status})") from None
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the API key or any Bearer token (every message and log line)."""
+        if self._key:
+            text = text.replace(self._key, "***")
+        return _BEARER.sub(r"\1 ***", text)
+
+    def _fail(self, what: str) -> ModelLoadError:
+        """The one way this module words an error: the URL first, the key never."""
+        return ModelLoadError(self._scrub(f"{self.source}: {what}"))
+
+    def _client_error(self, status: int, raw: bytes) -> ModelLoadError:
+        detail = _error_message(raw)
         if status in (401, 403):
             what = (f"unauthorised (HTTP {status}): check the API key in the environment "
                     f"variable {self.settings.api_key_env}" if self.settings.api_key_env else
@@ -173,19 +219,56 @@ class OpenAIEmbedder(Embedder):
                     "[embedder] url (usually ends in /v1) and the model name")
         else:
             what = f"HTTP {status}: the service refused the request"
-        return ModelLoadError(f"{self.source}: {what}" + (f" ({detail})" if detail else ""))
+        return self._fail(what + (f" ({detail})" if detail else ""))
 
     def _vectors(self, payload: Any, count: int) -> np.ndarray:
+        """The answer's vectors in input order; the shape is checked before any is converted."""
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, list) or len(data) != count:
+            got = f"{len(data)} items" if isinstance(data, list) else "no 'data' list"
+            raise self._fail(f"the answer is not an embeddings list of {count} ({got})")
+        dim = self._dim
+        rows: list[tuple[int, list[Any]]] = []
+        for item in data:
+            vector = item.get("embedding") if isinstance(item, dict) else None
+            index = item.get("index") if isinstance(item, dict) else None
+            if not isinstance(vector, list) or not isinstance(index, int):
+                raise self._fail("the answer is not an embeddings list (an item without an "
+                                 "integer 'index' and an 'embedding' list)")
+            if dim is None:
+                dim = len(vector)
+            if len(vector) != dim or not 0 < dim <= MAX_DIM:
+                expected = (f"{self._dim} is expected ([embedder] dimensions or the index)"
+                            if self._dim is not None else f"accepted: 1..{MAX_DIM}, all equal")
+                raise self._fail(
+                    f"model {self.name!r} returned vectors of dimension {len(vector)}, but "
+                    f"{expected}; check the model name, or rebuild with `groove index --force`")
+            rows.append((index, vector))
+        rows.sort(key=lambda row: row[0])
+        if [index for index, _ in rows] != list(range(count)):
+            raise self._fail(f"the answer's indexes are not 0..{count - 1}")
         try:
-            rows = sorted(payload["data"], key=lambda item: item["index"])
-            vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ModelLoadError(f"{self.source}: the answer is not an embeddings list "
-                                 f"({type(exc).__name__}: {exc})") from None
-        if vectors.ndim != 2 or len(vectors) != count or not np.isfinite(vectors).all():
-            raise ModelLoadError(f"{self.source}: expected {count} finite vectors, got an array "
-                                 f"of shape {vectors.shape}")
+            vectors = np.asarray([vector for _, vector in rows], dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise self._fail(f"the answer's vectors are not numbers ({exc})") from None
+        if not np.isfinite(vectors).all():
+            raise self._fail(f"expected {count} finite vectors, got a non-finite value")
         return vectors
+
+
+def _read_capped(response: Any, limit: int) -> bytes | None:
+    """The response body, or None once it is longer than ``limit`` (the rest is never read)."""
+    declared = response.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    for part in response.iter_bytes():
+        size += len(part)
+        if size > limit:
+            return None
+        parts.append(part)
+    return b"".join(parts)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -195,11 +278,12 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _error_message(response: Any) -> str:
-    """The server's own error text, shortened (never the request, which holds no key anyway)."""
+def _error_message(raw: bytes) -> str:
+    """The server's own error text, shortened (the caller scrubs it)."""
+    text = raw.decode("utf-8", errors="replace")
     try:
-        message = response.json().get("error", {})
+        message = json.loads(text).get("error", {})
         message = message.get("message", "") if isinstance(message, dict) else str(message)
-    except (ValueError, AttributeError):
-        message = response.text
+    except (ValueError, AttributeError, RecursionError):
+        message = text
     return " ".join(str(message).split())[:200]

@@ -47,13 +47,17 @@ def run_eval(
     golden_path: Path | None = None,
     unanswerable_path: Path | None = None,
     record_history: bool = True,
+    depth: int | None = None,
+    compare: bool = True,
 ) -> EvalReport:
     """Run the golden set through ``kb.search`` and compare with the last compatible run.
 
     ``kb`` is a :class:`groove.kb.KnowledgeBase` (typed loosely so this module
     does not import the facade). ``base_request`` carries the shared search
     flags; its ``query`` and ``limit`` are replaced per query (limit = the
-    deepest k). ``record_history=False`` compares but does not append.
+    deepest k, or ``depth`` when that is deeper). ``record_history=False``
+    compares but does not append; ``compare=False`` skips the comparison with
+    the previous run (no marks, never "regressed").
     ``unanswerable_path`` names questions the KB does not answer; the share of
     them flagged ``low_confidence`` becomes ``unanswerable_low_confidence_rate``.
     """
@@ -64,14 +68,17 @@ def run_eval(
     base = base_request or SearchRequest(query="")
     kb.ensure_index()
 
-    results = [_run_query(kb, base, q, k_values) for q in golden.queries]
+    deepest = max([*k_values, depth or 0])
+    results = [_run_query(kb, base, q, k_values, deepest) for q in golden.queries]
     metrics = aggregate(results, k_values)
     if unanswerable_path is not None:
         questions = load_unanswerable(unanswerable_path)
-        flagged = sum(kb.search(base.replace(query=q, limit=max(k_values))).low_confidence
+        flagged = sum(kb.search(base.replace(query=q, limit=deepest)).low_confidence
                       for q in questions)
         metrics["unanswerable_low_confidence_rate"] = flagged / len(questions)
     fingerprint = build_fingerprint(config, base, golden.sha256)
+    if depth is not None:  # a deeper search finds more: runs of other depths are not comparable
+        fingerprint["depth"] = deepest
     fp_hash = fingerprint_hash(fingerprint)
     corpus = corpus_digest(kb.document_hashes())
     threshold = float(eval_cfg.regression_threshold)
@@ -87,7 +94,7 @@ def run_eval(
     report.history_path = str(history_path)
     history = load_history(history_path)
     previous = previous_compatible_run(history, fp_hash)
-    if previous is not None:
+    if previous is not None and compare:
         report.previous = {k: previous.get(k) for k in ("timestamp", "metrics", "corpus_digest")}
         report.marks, report.regressed = compare_metrics(metrics, previous["metrics"], threshold)
     if record_history:
@@ -96,8 +103,9 @@ def run_eval(
     return report
 
 
-def _run_query(kb: KnowledgeBase, base: SearchRequest, q: GoldenQuery, k_values: list[int]) -> QueryResult:
-    request = base.replace(query=q.query, limit=max(k_values))
+def _run_query(kb: KnowledgeBase, base: SearchRequest, q: GoldenQuery, k_values: list[int],
+               deepest: int) -> QueryResult:
+    request = base.replace(query=q.query, limit=deepest)
     response = kb.search(request)
     ranking = [(hit.path, hit.heading) for hit in response.results]
     ranks = expected_ranks(ranking, q.expected)

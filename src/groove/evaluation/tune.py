@@ -251,8 +251,9 @@ def sweep(
     grid: Sequence[FusionParams],
     base_request: SearchRequest,
     kb_factory: Callable[[Any, Any], Any] = _default_kb_factory,
+    depth: int = SEARCH_DEPTH,
 ) -> dict[FusionParams, list[float]]:
-    """Reciprocal rank of every query under every grid cell, via the real search."""
+    """Reciprocal rank of every query under every grid cell, via the real search ``depth`` deep."""
     embedder = _MemoEmbedder(kb.embedder)
     out: dict[FusionParams, list[float]] = {}
     for params in grid:
@@ -261,7 +262,7 @@ def sweep(
             out[params] = [
                 reciprocal_rank(expected_ranks(
                     [(h.path, h.heading) for h in cell_kb.search(
-                        base_request.replace(query=q.query, limit=SEARCH_DEPTH)).results],
+                        base_request.replace(query=q.query, limit=depth)).results],
                     q.expected))
                 for q in queries
             ]
@@ -279,8 +280,13 @@ def run_tune(
     grid: Sequence[FusionParams] | None = None,
     min_gain: float = MIN_GAIN,
     kb_factory: Callable[[Any, Any], Any] = _default_kb_factory,
+    depth: int | None = None,
 ) -> TuneReport:
-    """Sweep, cross-validate and report; applies nothing."""
+    """Sweep, cross-validate and report; applies nothing.
+
+    ``depth`` is how many hits each query fetches (default :data:`SEARCH_DEPTH`);
+    a relevant hit below it counts as reciprocal rank 0.
+    """
     golden = load_golden(golden_path or kb.config.golden_path)
     if len(golden.queries) < 2:
         raise GoldenError(f"{golden.path}: tune needs at least 2 queries for cross-validation")
@@ -289,7 +295,8 @@ def run_tune(
     cells = list(grid or default_grid())
     if baseline not in cells:
         cells.insert(0, baseline)
-    rr = sweep(kb, golden.queries, cells, base_request or SearchRequest(query=""), kb_factory)
+    rr = sweep(kb, golden.queries, cells, base_request or SearchRequest(query=""), kb_factory,
+               depth or SEARCH_DEPTH)
     cv = nested_loqo(rr, baseline)
     table = sorted(((p, sum(v) / len(v)) for p, v in rr.items()), key=lambda t: (-t[1], t[0]))
     report = TuneReport(queries=len(golden.queries), cv=cv, table=table, min_gain=min_gain)

@@ -7,9 +7,12 @@ row", so after a crash or Ctrl-C the next run starts where this one stopped.
 
 The rules:
 
-* chunks are taken a window of whole documents at a time (``WINDOW_CHUNKS``),
-  sorted by token length and cut into batches of similar length
-  (:func:`make_batches`), so short and long texts are never padded together;
+* chunks are taken a small window of whole documents at a time (about 1/32
+  of the pass, :func:`window_tokens_for`), sorted by token length and cut into
+  batches of similar length (:func:`make_batches`), so short and long texts
+  are not batched together, yet documents complete steadily through the run
+  and an interrupt keeps all but the window in flight (a sort across the
+  whole corpus completed no document before the end);
 * batches go through an :class:`EmbeddingExecutor`; the default
   :class:`LocalExecutor` embeds in a worker thread, so the calling thread
   reads the next window and writes finished documents while the model works;
@@ -42,8 +45,19 @@ from groove.store.base import PendingChunk, Store
 
 log = logging.getLogger("groove.indexing.embedding_pass")
 
-#: Pending chunks read (whole documents) before they are sorted into batches.
-WINDOW_CHUNKS = 512
+#: Pending chunks read from the store at a time (whole documents).
+PAGE_CHUNKS = 256
+#: A window (whole documents, sorted by length into batches) is about this
+#: share of the pass (see :func:`window_tokens_for`) ...
+WINDOWS_PER_PASS = 32
+#: ... but never fewer tokens than this (enough texts per batch to keep every
+#: core busy) ...
+WINDOW_TOKENS_MIN = 4096
+#: ... nor more than this.
+WINDOW_TOKENS_MAX = 16384
+#: The first window is at most this, so the first batch (and with it the rate
+#: and the ETA a person is waiting for) comes back within seconds.
+WINDOW_TOKENS_FIRST = 1024
 #: Upper bound on the model tokens of one batch ...
 BATCH_TOKENS = 8192
 #: ... and on its number of texts.
@@ -192,19 +206,37 @@ class EmbedProgress:
 ProgressCallback = Callable[[EmbedProgress], None]
 
 
+def window_tokens_for(total_tokens: int) -> int:
+    """The token budget of one window for a pass of ``total_tokens``.
+
+    A window's documents complete only once all of its batches are back, so
+    an interrupted pass loses at most the window in flight: a window of at
+    most 1/:data:`WINDOWS_PER_PASS` of the pass (between the floor and the
+    ceiling) keeps documents completing steadily through the run.
+    """
+    return max(WINDOW_TOKENS_MIN, min(WINDOW_TOKENS_MAX, total_tokens // WINDOWS_PER_PASS))
+
+
 def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
                        count_tokens: Callable[[str], int] | None = None,
                        on_progress: ProgressCallback | None = None,
                        on_start: ProgressCallback | None = None,
-                       window_chunks: int = WINDOW_CHUNKS,
+                       window_tokens: int | None = None,
                        write_lock: AbstractContextManager | None = None) -> EmbedProgress:
     """Embed every pending chunk; return the totals.
 
     ``count_tokens`` (the embedder's tokenizer) sizes batches and progress;
     without it (the indexer's choice: tokenizing again costs as much as a
     tenth of the embedding) the count stored at chunking time plus a
-    breadcrumb estimate of four characters per token is used. ``write_lock`` (a reusable lock) is held around each document's
-    write, as for the rest of the indexer.
+    breadcrumb estimate of four characters per token is used.
+    ``window_tokens`` overrides :func:`window_tokens_for`. ``write_lock`` (a
+    reusable lock) is held around each document's write, as for the rest of
+    the indexer.
+
+    Windows are read ahead of the model (the executor pulls the next window's
+    batches while the current ones are embedded), so the model never waits
+    for a window boundary. Chunks written after the pass passed their
+    document stay pending for the next run.
     """
     progress = EmbedProgress()
     progress.documents_total, progress.tokens_total = store.pending_token_estimate()
@@ -213,15 +245,24 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
     if progress.documents_total == 0:
         return progress
     lock = write_lock or nullcontext()
-    previous: int | None = None
-    while True:
-        window = store.pending_chunks(window_chunks)
-        if not window:
-            break
-        if window[0].chunk_id == previous:  # the store did not keep what we wrote
-            raise RuntimeError(f"chunk {previous} is still pending after its vectors were written")
-        previous = window[0].chunk_id
-        _embed_window(store, executor, window, progress, count_tokens, on_progress, lock)
+    feed = _WindowFeed(store, count_tokens, window_tokens or window_tokens_for(progress.tokens_total))
+    vectors: dict[int, dict[int, np.ndarray]] = {}
+    for batch, matrix in executor.map(feed.batches()):
+        if matrix.shape[0] != len(batch.items):
+            raise ValueError(f"embedder returned {matrix.shape[0]} vectors for {len(batch.items)} texts")
+        for item, vector in zip(batch.items, matrix, strict=True):
+            vectors.setdefault(item.doc_id, {})[item.chunk_id] = vector
+            feed.waiting[item.doc_id] -= 1
+            if feed.waiting[item.doc_id] == 0:
+                del feed.waiting[item.doc_id]
+                with lock:
+                    store.write_vectors(vectors.pop(item.doc_id))
+                progress.documents_done += 1
+        progress.tokens_done += batch.tokens
+        progress.chunks_done += len(batch.items)
+        progress.elapsed_s = time.perf_counter() - progress.started
+        if on_progress is not None:
+            on_progress(progress)
     progress.tokens_total = max(progress.tokens_total, progress.tokens_done)
     progress.elapsed_s = time.perf_counter() - progress.started
     return progress
@@ -236,29 +277,52 @@ def _item(chunk: PendingChunk, count_tokens: Callable[[str], int] | None) -> Emb
     return EmbedItem(chunk.chunk_id, chunk.doc_id, text, max(1, tokens))
 
 
-def _embed_window(store: Store, executor: EmbeddingExecutor, window: list[PendingChunk],
-                  progress: EmbedProgress, count_tokens: Callable[[str], int] | None,
-                  on_progress: ProgressCallback | None,
-                  write_lock: AbstractContextManager) -> None:
-    """Embed one window; write each document as soon as all its vectors are in."""
-    items = [_item(c, count_tokens) for c in window]
-    waiting: dict[int, int] = {}
-    for item in items:
-        waiting[item.doc_id] = waiting.get(item.doc_id, 0) + 1
-    vectors: dict[int, dict[int, np.ndarray]] = {}
-    for batch, matrix in executor.map(make_batches(items)):
-        if matrix.shape[0] != len(batch.items):
-            raise ValueError(f"embedder returned {matrix.shape[0]} vectors for {len(batch.items)} texts")
-        for item, vector in zip(batch.items, matrix, strict=True):
-            vectors.setdefault(item.doc_id, {})[item.chunk_id] = vector
-            waiting[item.doc_id] -= 1
-            if waiting[item.doc_id] == 0:
-                with write_lock:
-                    store.write_vectors(vectors.pop(item.doc_id))
-                progress.documents_done += 1
-        progress.tokens_done += batch.tokens
-        progress.chunks_done += len(batch.items)
-        progress.elapsed_s = time.perf_counter() - progress.started
-        if on_progress is not None:
-            on_progress(progress)
+class _WindowFeed:
+    """Pending chunks, read forward by document id, cut into windows of whole documents.
 
+    ``waiting`` counts, per document handed out, the chunks whose vectors
+    have not come back yet; the pass writes a document when it reaches zero.
+    """
+
+    def __init__(self, store: Store, count_tokens: Callable[[str], int] | None,
+                 window_tokens: int) -> None:
+        self.store = store
+        self.count_tokens = count_tokens
+        self.window_tokens = max(1, window_tokens)
+        self.waiting: dict[int, int] = {}
+
+    def batches(self) -> Iterator[EmbedBatch]:
+        window: list[EmbedItem] = []
+        size = 0
+        budget = min(self.window_tokens, WINDOW_TOKENS_FIRST)
+        for document in self._documents():
+            window += document
+            size += sum(item.tokens for item in document)
+            if size >= budget:
+                yield from self._release(window)
+                window, size, budget = [], 0, self.window_tokens
+        if window:
+            yield from self._release(window)
+
+    def _release(self, window: list[EmbedItem]) -> list[EmbedBatch]:
+        for item in window:
+            self.waiting[item.doc_id] = self.waiting.get(item.doc_id, 0) + 1
+        return make_batches(window)
+
+    def _documents(self) -> Iterator[list[EmbedItem]]:
+        """Each pending document's items, lowest document id first, read a page at a time."""
+        after: int | None = None
+        while True:
+            page = self.store.pending_chunks(PAGE_CHUNKS, after_doc=after)
+            if not page:
+                return
+            if after is not None and page[0].doc_id <= after:  # the store ignored the cursor
+                raise RuntimeError(f"pending chunks of document {page[0].doc_id} were read twice")
+            current: list[EmbedItem] = []
+            for chunk in page:
+                if current and chunk.doc_id != current[0].doc_id:
+                    yield current
+                    current = []
+                current.append(_item(chunk, self.count_tokens))
+            yield current
+            after = page[-1].doc_id

@@ -109,6 +109,9 @@ class Reporter:
 
     def finish(self, summary: IndexSummary) -> None: ...
 
+    def stop(self) -> None:
+        """The run ended early (Ctrl-C, an error): release the display, print nothing more."""
+
 
 @dataclass
 class _Run:
@@ -121,6 +124,13 @@ class _Run:
     #: The frontmatter keys groove-schema.toml declares (stored per document).
     declared: tuple[str, ...] = ()
     summary: IndexSummary = field(default_factory=IndexSummary)
+    #: ``{path: mtime}`` recorded for each indexed document when the run began.
+    mtimes: dict[str, float] = field(default_factory=dict)
+    #: Member files this run skipped: ``{path: (mtime, reason)}``, recorded at the
+    #: end of the rows pass so the changed-files count does not call them "newer".
+    skipped: dict[str, tuple[float, str]] = field(default_factory=dict)
+    #: Unchanged files whose mtime moved (a ``touch``): their new time is recorded.
+    touched: dict[str, float] = field(default_factory=dict)
     #: Paths whose rows this run wrote (their declared fields are current).
     written: set[str] = field(default_factory=set)
     #: The embedder's tokenizer, memoised for the run: chunking asks for the same
@@ -189,6 +199,7 @@ def run_index(
     only_paths: Iterable[str] | None = None,
     write_lock: AbstractContextManager | None = None,
     executor_factory: ExecutorFactory | None = None,
+    embed: bool = True,
 ) -> IndexSummary:
     """Bring the index in line with the files on disk: the rows pass, then the vectors pass.
 
@@ -198,11 +209,17 @@ def run_index(
     single-document write, so readers holding it never see a run half-way
     through a document. ``executor_factory`` chooses where embedding batches
     run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
+    ``embed=False`` stops after the rows pass (the one-shot search on a new
+    folder): the index is then searchable by full text and stays incomplete.
+
+    The full-text index is checked first (rebuilt from the database when a
+    crash left it stale; always rebuilt with ``force``) and flushed after the
+    rows pass and at the end, whatever happens.
     """
     try:
         return _run_index(config, store, embedder_factory, force=force, reporter=reporter,
                           only_paths=only_paths, write_lock=write_lock,
-                          executor_factory=executor_factory)
+                          executor_factory=executor_factory, embed=embed)
     finally:
         store.flush()  # whatever SQLite committed reaches the full-text index
 
@@ -217,6 +234,7 @@ def _run_index(
     only_paths: Iterable[str] | None,
     write_lock: AbstractContextManager | None,
     executor_factory: ExecutorFactory | None,
+    embed: bool,
 ) -> IndexSummary:
     started = time.perf_counter()
     # A schema that does not load stops the run before anything is written: indexing
@@ -240,6 +258,7 @@ def _run_index(
         run.summary.note = files.explain_empty()
         log.warning("%s", run.summary.note)
     known = store.document_hashes()
+    run.mtimes = store.document_mtimes()
     # Every document this run writes is chunked under the current policy; when it
     # rewrites all of them (--force over the whole folder) or starts from none, the
     # index as a whole is built under it (docs/index-lifecycle.md).
@@ -255,12 +274,18 @@ def _run_index(
             store.delete_document(rel_path)
         run.summary.deleted += 1
         run.reporter.file_done(rel_path, "deleted")
+    store.refresh_mtimes(run.touched)
+    store.record_skipped(run.skipped, None if only_paths is None else set(only_paths))
 
     if whole_policy:
         store.set_meta(chunk_policy=CHUNK_POLICY)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
     store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
+    if not embed:
+        run.summary.elapsed_s = time.perf_counter() - started
+        run.reporter.finish(run.summary)
+        return run.summary
     _embed_pending(run, executor_factory or LocalExecutor)
     if only_paths is None or was_complete:
         store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
@@ -334,8 +359,8 @@ def _files_to_consider(run: _Run, files: FileSet, only_paths: Iterable[str] | No
     What the walk sees but cannot take (links, FIFOs, undecodable names) is
     counted as skipped with one warning each, like a file that fails to parse.
     """
-    def on_skip(shown: str, reason: str) -> None:
-        _skip(run, shown, reason)
+    def on_skip(shown: str, reason: str) -> None:  # refused by the walk: not a member file
+        _skip(run, shown, reason, member=False)
 
     if only_paths is None:
         return list(files.walk(on_skip))
@@ -363,6 +388,9 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
         return
     digest = sha256_hex(data)
     if not force and known.get(rel_path) == digest:
+        mtime = _mtime(run, rel_path)
+        if mtime is not None and mtime != run.mtimes.get(rel_path):
+            run.touched[rel_path] = mtime  # same bytes, new time: not "newer" any more
         run.summary.unchanged += 1
         run.reporter.file_done(rel_path, "unchanged")
         return
@@ -446,10 +474,21 @@ def _parse(run: _Run, rel_path: str, data: bytes) -> ParsedDocument | None:
     return parsed
 
 
-def _skip(run: _Run, rel_path: str, reason: str) -> None:
+def _skip(run: _Run, rel_path: str, reason: str, *, member: bool = True) -> None:
+    """Count and warn; a member file's skip is also recorded with its mtime (see ``_Run``)."""
     log.warning("skipped %s: %s", rel_path, reason)
     run.summary.skipped += 1
     run.reporter.file_done(rel_path, "skipped", reason)
+    if member and (mtime := _mtime(run, rel_path)) is not None:
+        run.skipped[rel_path] = (mtime, reason)
+
+
+def _mtime(run: _Run, rel_path: str) -> float | None:
+    """The file's mtime as the changed-files count reads it (the entry itself, no link followed)."""
+    try:
+        return os.stat(run.config.kb_path / rel_path, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
 
 
 def _without_context(chunk: Chunk) -> Chunk:
@@ -458,10 +497,7 @@ def _without_context(chunk: Chunk) -> Chunk:
 
 def _record(run: _Run, rel_path: str, data: bytes, digest: str,
             parsed: ParsedDocument) -> DocumentRecord:
-    try:
-        mtime = (run.config.kb_path / rel_path).stat().st_mtime
-    except OSError:
-        mtime = 0.0
+    mtime = _mtime(run, rel_path)
     return DocumentRecord(
         path=rel_path,
         sha256=digest,
@@ -473,7 +509,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         tags_invalid=parsed.tags_invalid,
         metadata=parsed.metadata,
         size=len(data),
-        mtime=mtime,
+        mtime=0.0 if mtime is None else mtime,
         binary_format=parsed.binary_format,
         fields=_declared_values(run, rel_path, parsed),
     )

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from groove._logging import note
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError
@@ -227,7 +228,7 @@ def ray_executors(config: Config, address: str) -> Iterator[Any]:
                 made.append(RayExecutor(config, actors))
             return made[-1]
 
-        log.info("embedding on Ray at %s with %d actor(s)", address, actors)
+        note(log, "embedding on Ray at %s with %d actor(s)", address, actors)
         yield factory
     finally:
         for executor in made:

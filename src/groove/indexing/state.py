@@ -8,24 +8,32 @@ facts (docs/index-lifecycle.md):
   (:class:`~groove.store.writer_lock.WriterLock`), or this process is indexing;
 * did the last build finish: ``build_state`` in the index, and the pending
   (not yet embedded) chunks;
-* which files on disk are new or changed since they were indexed: a walk of
-  the folder comparing each member's mtime with the one recorded when it was
-  indexed (cached for :data:`FILES_CHECK_TTL_S`, so a burst of searches walks
-  once).
+* counts of documents and chunks, embedded or not: counters the write
+  transactions keep in the index (one read, whatever the size);
+* which files on disk are new or changed since they were indexed, and which
+  were skipped: a walk of the folder comparing each member's mtime with the
+  one recorded when it was indexed or skipped. The walk never runs on a
+  search's thread: :class:`FileChangesMonitor` refreshes it in the background
+  at most every :data:`FILES_CHECK_TTL_S` and serves the last count.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from groove.config import Config
 from groove.models import IndexState
 from groove.store.base import Store, build_finished
 
-#: How long a count of changed files is reused.
+log = logging.getLogger("groove.indexing.state")
+
+#: How long a count of changed files is reused (at least).
 FILES_CHECK_TTL_S = 5.0
 
 
@@ -39,10 +47,10 @@ def iso_time(ts: float | None) -> str | None:
 def missing_state(*, building: bool) -> IndexState:
     return IndexState(state="missing", documents=0, documents_embedded=0, chunks=0,
                       chunks_embedded=0, build_running=building, last_change=None,
-                      files_newer=None)
+                      files_newer=None, files_skipped=None)
 
 
-def index_state(store: Store, *, building: bool, files_newer: int | None) -> IndexState:
+def index_state(store: Store, *, building: bool, files: FileChanges | None) -> IndexState:
     """The state of an existing index (read in one snapshot)."""
     with store.read_snapshot():
         counts = store.embedding_counts()
@@ -57,44 +65,126 @@ def index_state(store: Store, *, building: bool, files_newer: int | None) -> Ind
         chunks_embedded=counts.chunks_embedded,
         build_running=building,
         last_change=iso_time(meta.changed_at or meta.last_indexed),
-        files_newer=files_newer,
+        files_newer=None if files is None else files.newer,
+        files_skipped=None if files is None else files.skipped,
     )
 
 
-def count_files_newer(config: Config, indexed_mtimes: dict[str, float]) -> int:
-    """Member files on disk that are not indexed, or whose mtime differs from the indexed one."""
+@dataclass(frozen=True)
+class FileChanges:
+    """What a walk of the folder found against the index (docs/index-lifecycle.md).
+
+    ``newer``: member files not indexed, or whose mtime differs from the one
+    recorded when they were indexed (or last found unchanged). ``skipped``:
+    files an index run could not take and that have not changed since
+    (binary or non-UTF-8 text, refused hard links, parse failures) plus what
+    the walk itself refuses (links, FIFOs, undecodable names); ``groove
+    doctor`` says why each one is held back. A skipped file is never "newer":
+    re-running ``groove index`` would skip it again.
+    """
+
+    newer: int
+    skipped: int
+
+
+def count_file_changes(config: Config, indexed_mtimes: dict[str, float],
+                       skipped_mtimes: dict[str, float]) -> FileChanges:
+    """One walk of the folder (file system only, no index reads), counting both kinds."""
     from groove.indexing.fileset import FileSet
 
-    count = 0
+    newer = skipped = 0
+
+    def refused(_shown: str, _reason: str) -> None:  # the index run warned about it already
+        nonlocal skipped
+        skipped += 1
+
     root = Path(config.kb_path)
-    for rel in FileSet.from_config(config).walk(None):
+    for rel in FileSet.from_config(config).walk(refused):
         recorded = indexed_mtimes.get(rel)
-        if recorded is None:
-            count += 1
-            continue
         try:
             mtime = os.stat(root / rel, follow_symlinks=False).st_mtime
         except OSError:
             continue
-        if abs(mtime - recorded) > 1e-6:
-            count += 1
-    return count
+        if recorded is not None and abs(mtime - recorded) <= 1e-6:
+            continue
+        was_skipped = skipped_mtimes.get(rel)
+        if was_skipped is not None and abs(mtime - was_skipped) <= 1e-6:
+            skipped += 1
+        else:
+            newer += 1
+    return FileChanges(newer=newer, skipped=skipped)
 
 
-class FilesNewerCache:
-    """A count of changed files reused for :data:`FILES_CHECK_TTL_S` (one per knowledge base)."""
+class FileChangesMonitor:
+    """The latest :class:`FileChanges` of one knowledge base, refreshed off the request path.
 
-    def __init__(self) -> None:
-        self._value: int | None = None
+    :meth:`current` never walks: it returns what the last walk found (None
+    before the first one finished) and, when that is older than
+    :data:`FILES_CHECK_TTL_S`, starts a walk in a background thread. The
+    interval also stretches to ten times the last walk's duration, so on a
+    huge folder the walk never takes more than a tenth of a core from the
+    searches it runs beside. One-shot commands start the walk early and wait
+    for it at the end (``current(wait=True)``); :meth:`invalidate` forgets the
+    count after an index run changed what is indexed.
+    """
+
+    def __init__(self, compute: Callable[[], FileChanges]) -> None:
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._value: FileChanges | None = None
         self._at = 0.0
+        self._took = 0.0
+        self._epoch = 0  # bumped by invalidate(): a walk started before it is discarded
+        self._thread: threading.Thread | None = None
 
-    def get(self, compute: Callable[[], int]) -> int:
-        now = time.monotonic()
-        if self._value is None or now - self._at > FILES_CHECK_TTL_S:
-            self._value = compute()
-            self._at = now
-        return self._value
+    def current(self, *, wait: bool = False) -> FileChanges | None:
+        """The last count; starts a background walk when it is stale.
 
-    def clear(self) -> None:
-        """Forget the count (after an index run changed what is indexed)."""
-        self._value = None
+        ``wait`` (one-shot commands, which started the walk early so it ran
+        beside their own work) waits for that walk and returns its count.
+        """
+        self.start()
+        if wait:
+            for _ in range(2):  # a walk that began before an invalidate() does not count
+                with self._lock:
+                    thread = self._thread
+                if thread is not None:
+                    thread.join()
+                with self._lock:
+                    if self._value is not None:
+                        break
+                self.start()
+        with self._lock:
+            return self._value
+
+    def start(self) -> None:
+        """Start a background walk unless one is running or the count is fresh."""
+        with self._lock:
+            if not self._stale() or (self._thread is not None and self._thread.is_alive()):
+                return
+            epoch = self._epoch
+            self._thread = threading.Thread(target=self._walk, args=(epoch,), daemon=True,
+                                            name="groove-file-changes")
+            self._thread.start()
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._value = None
+            self._epoch += 1
+
+    def _stale(self) -> bool:
+        if self._value is None:
+            return True
+        return time.monotonic() - self._at > max(FILES_CHECK_TTL_S, 10 * self._took)
+
+    def _walk(self, epoch: int) -> None:
+        started = time.monotonic()
+        try:
+            value = self._compute()
+        except Exception as exc:  # a background count must never take the server down
+            log.warning("counting changed files failed: %s", exc)
+            return
+        took = time.monotonic() - started
+        with self._lock:
+            if epoch == self._epoch:
+                self._value, self._at, self._took = value, time.monotonic(), took

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import pathspec
 
 from groove.config import Config
+from groove.errors import InvalidArgument
 from groove.models import ChunkRow
 from groove.search.request import SearchRequest
 
@@ -101,6 +102,59 @@ def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
     return spec
 
 
+#: At most this many patterns one brace glob may expand to (``{a,b}{c,d}`` is 4).
+MAX_BRACE_EXPANSION = 256
+
+
+def _brace_group(pattern: str) -> tuple[int, int, list[str]] | None:
+    """The first top-level ``{…}`` holding a comma: (start, end, alternatives), else None."""
+    depth, start = 0, -1
+    cuts: list[int] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            if depth == 0:
+                start, cuts = i, []
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0 and cuts:
+                bounds = [start, *cuts, i]
+                return start, i, [pattern[a + 1:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        elif ch == "," and depth == 1:
+            cuts.append(i)
+        i += 1
+    return None
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """``docs/{a,b}/**`` -> ``["docs/a/**", "docs/b/**"]``, as GrooveSeek's globs match.
+
+    Groups nest (``{a,{b,c}}``) and multiply (``{a,b}/{c,d}``); a brace
+    without a comma, or unbalanced, is a literal character, as in gitignore.
+    More than :data:`MAX_BRACE_EXPANSION` results is refused.
+    """
+    out: list[str] = []
+    todo = [pattern]
+    while todo:
+        current = todo.pop()
+        group = _brace_group(current)
+        if group is None:
+            out.append(current)
+        else:
+            start, end, alternatives = group
+            todo += [current[:start] + alt + current[end + 1:] for alt in reversed(alternatives)]
+        if len(out) + len(todo) > MAX_BRACE_EXPANSION:
+            raise InvalidArgument(f"path glob {pattern!r} expands to more than "
+                                  f"{MAX_BRACE_EXPANSION} patterns; accepted: fewer brace "
+                                  "alternatives")
+    return out
+
+
 def effective_min_quality(request: SearchRequest, config: Config) -> float:
     """The quality floor: the per-call value, else the configured filter, else none."""
     if request.include_low_quality:
@@ -116,8 +170,8 @@ def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
     return ChunkFilter(
         category=request.category,
         topic=request.topic,
-        includes=tuple(g for g in globs if not g.startswith("!")),
-        excludes=tuple(g[1:] for g in globs if g.startswith("!")),
+        includes=tuple(e for g in globs if not g.startswith("!") for e in expand_braces(g)),
+        excludes=tuple(e for g in globs if g.startswith("!") for e in expand_braces(g[1:])),
         tags_any=frozenset(request.tags_any or ()),
         tags_all=frozenset(request.tags_all or ()),
         date_from=request.date_from,
@@ -133,9 +187,14 @@ def _field_pairs(fields: dict[str, list[str]] | None) -> tuple[tuple[str, tuple[
 
 
 def filter_applied(request: SearchRequest) -> dict[str, Any]:
-    """The echo of filters that had an effect: non-empty lists and given scalars."""
+    """The echo of filters that had an effect: non-empty lists and given scalars.
+
+    ``min_quality`` and ``include_low_quality`` apply without being echoed
+    (GrooveSeek's frozen contract: the quality filter is on by default, so an
+    empty echo never claimed the results were unfiltered).
+    """
     out: dict[str, Any] = {}
-    for name in ("category", "topic", "date_from", "date_to", "min_quality"):
+    for name in ("category", "topic", "date_from", "date_to"):
         value = getattr(request, name)
         if value is not None:
             out[name] = value
@@ -147,8 +206,6 @@ def filter_applied(request: SearchRequest) -> dict[str, Any]:
         value = getattr(request, name)
         if value:
             out[name] = {key: list(values) for key, values in value.items()}
-    if request.include_low_quality:
-        out["include_low_quality"] = True
     if request.min_confidence_ratio is not None:
         out["min_confidence_ratio"] = request.min_confidence_ratio
     if request.max_chunks_per_document is not None:

@@ -8,8 +8,9 @@ from its fields (:func:`groove.cli.options.search_options`), and the MCP
 text is written here once and the three interfaces cannot disagree. The
 parameters are documented for users in docs/search.md.
 
-Construction validates strictly (``limit="5"`` or ``min_quality=True`` is a
-mistake worth reporting, not something to coerce) and raises
+Construction validates strictly, for the library, the CLI and MCP clients alike
+(``limit="5"`` or ``min_quality=True`` is a mistake worth reporting, not
+something to coerce) and raises
 :class:`~groove.errors.InvalidArgument` naming the argument, what was wrong
 and what is accepted; pydantic's own wording never reaches a user. A request
 whose query is blank is a *template* (the CLI and eval fill the query in
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import math
 import types
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -98,9 +98,6 @@ class Flag:
 Entry = Annotated[str, Utf8Text(MAX_ENTRY_BYTES)]
 #: A declared-field filter: field name -> the values it may (or may not) hold.
 FieldValues = dict[Entry, Annotated[list[Entry], annotated_types.MaxLen(MAX_LIST_ENTRIES)]]
-
-#: Set while :meth:`SearchRequest.from_client` builds a request (read leniently).
-_LENIENT: ContextVar[bool] = ContextVar("groove_search_request_lenient", default=False)
 
 _BOUNDS = (annotated_types.Ge, annotated_types.Le, annotated_types.Gt, annotated_types.Lt)
 
@@ -180,24 +177,9 @@ class SearchRequest(BaseModel):
 
     def __init__(self, **data: Any) -> None:
         try:
-            self.__pydantic_validator__.validate_python(
-                data, self_instance=self, strict=False if _LENIENT.get() else None)
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
         except ValidationError as exc:
             raise argument_errors(exc, SearchRequest) from None
-
-    @classmethod
-    def from_client(cls, arguments: dict[str, Any]) -> SearchRequest:
-        """Arguments a JSON client sent (the MCP tool): read leniently, refused the same way.
-
-        A client may send a number or a boolean as text (``"5"``, ``"true"``);
-        that is read as the number, as the MCP SDK always did. Everything
-        else, bounds included, is checked exactly as for the constructor.
-        """
-        token = _LENIENT.set(True)
-        try:
-            return cls(**arguments)
-        finally:
-            _LENIENT.reset(token)
 
     def replace(self, **changes: Any) -> SearchRequest:
         """A validated copy with ``changes`` applied (the original is left alone)."""
@@ -218,6 +200,8 @@ class SearchRequest(BaseModel):
     def _globs_match_something(cls, globs: list[str] | None) -> list[str] | None:
         if globs == []:
             raise ValueError('[] matches nothing; use null, or ["**", "!a/**"]')
+        for glob in globs or []:
+            check_glob(glob)
         return globs
 
     @field_validator("min_confidence_ratio", mode="before")
@@ -229,6 +213,19 @@ class SearchRequest(BaseModel):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"expected a number, got {type(value).__name__}")
         return max(0.0, float(value)) if math.isfinite(value) else None
+
+
+def check_glob(glob: str) -> None:
+    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it."""
+    import re
+
+    import pathspec
+
+    try:
+        pathspec.PathSpec.from_lines("gitignore", [glob.removeprefix("!")])
+    except (re.error, ValueError, TypeError) as exc:
+        detail = getattr(exc, "msg", None) or str(exc)
+        raise ValueError(f"{glob!r} is not a valid glob ({detail})") from None
 
 
 def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str, list[str]]:

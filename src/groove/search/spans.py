@@ -24,6 +24,7 @@ at most 100, each term's budget) are the contract's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import accumulate
 
@@ -65,7 +66,11 @@ def match_spans(query: Query, content: str, *,
 
 
 def _terms(query: Query) -> tuple[str, ...] | None:
-    """The phrases (steps 2-5), else the whitespace split; None for a blank query."""
+    """The phrases (steps 2-5), else the whitespace split; None for a blank query.
+
+    Not yet folded, deduplicated or cut: :func:`distinct_terms` does that, the
+    same way for both the ASCII contract and the all-language spans.
+    """
     text = query.positive_text if isinstance(query, ParsedQuery) else query
     if not text.strip():
         return None
@@ -74,8 +79,19 @@ def _terms(query: Query) -> tuple[str, ...] | None:
     else:
         phrases = query_phrases(text, warn_on_cap=False)
     if not phrases:
-        phrases = sorted(set(text.split()))[:FALLBACK_TERM_LIMIT]
+        phrases = text.split()
     return tuple(phrases)
+
+
+def distinct_terms(terms: tuple[str, ...], fold: Callable[[str], str]) -> list[str]:
+    """The terms folded, deduplicated, sorted and cut to :data:`FALLBACK_TERM_LIMIT`.
+
+    Folding comes first, so ``Rust rust`` is one term with the whole budget
+    (docs/citations.md step 3 folds the terms before step 5 counts them), and
+    the cut keeps 100 *distinct* terms chosen independently of word order.
+    Phrases are at most 32, so the cut only ever shortens the whitespace fallback.
+    """
+    return sorted({fold(t) for t in terms} - {""})[:FALLBACK_TERM_LIMIT]
 
 
 @lru_cache(maxsize=256)
@@ -83,16 +99,16 @@ def match_terms(query: Query) -> tuple[bytes, ...] | None:
     """The lower-cased, deduplicated ASCII terms, or None if spans are not computed.
 
     Terms are query_phrases of the text; only when that is empty, the
-    whitespace split of the trimmed text, deduplicated, sorted and cut to 100
-    (sorting first keeps the result independent of word order).  Terms that
-    differ only in ASCII case are one term (decision): they match the same
-    bytes, so counting them twice would only shrink every term's budget.
+    whitespace split of the trimmed text. Either is ASCII-folded, deduplicated,
+    sorted and cut to 100 (:func:`distinct_terms`): terms that differ only in
+    ASCII case are one term, since they match the same bytes and counting them
+    twice would only shrink every term's budget.
     Cached because the pipeline calls this once per hit with the same query.
     """
     terms = _terms(query)
     if terms is None or not all(t.isascii() for t in terms):
         return None
-    return tuple(sorted({t.lower().encode("ascii") for t in terms}))
+    return tuple(t.encode("ascii") for t in distinct_terms(terms, str.lower))
 
 
 def _occurrences(terms: tuple[bytes, ...], folded: bytes) -> list[tuple[int, int]]:
@@ -112,7 +128,7 @@ def _occurrences(terms: tuple[bytes, ...], folded: bytes) -> list[tuple[int, int
 
 def _unicode_occurrences(terms: tuple[str, ...], content: str) -> list[tuple[int, int]]:
     """Like :func:`_occurrences` with Unicode case folding, as UTF-8 byte offsets."""
-    folded_terms = sorted({t.casefold() for t in terms} - {""})
+    folded_terms = distinct_terms(terms, str.casefold)
     if not folded_terms:
         return []
     pieces = [ch.casefold() for ch in content]

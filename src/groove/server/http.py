@@ -21,18 +21,16 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from mcp.server.transport_security import (
-    RequestBodyLimitMiddleware,
-    TransportSecurityMiddleware,
-    TransportSecuritySettings,
-)
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groove._logging import note
 from groove.config.bind import BindAddress
 from groove.errors import ConfigError, GrooveError
+from groove.server.http_limits import CompleteBody
 from groove.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -76,12 +74,28 @@ def security_settings(config: Config, address: BindAddress) -> TransportSecurity
     origins = http.allowed_origins
     if not origins:
         origins = [f"http://{netloc}" for netloc in loopback]
+    # lower-cased like the request's headers (lowercase_names): host names ignore case
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=list(hosts), allowed_origins=list(origins))
+                                     allowed_hosts=[h.lower() for h in hosts],
+                                     allowed_origins=[o.lower() for o in origins])
+
+
+#: Request headers whose value is a host name (case-insensitive, RFC 3986 3.2.2).
+_HOST_HEADERS = (b"host", b"origin")
+
+
+def lowercase_names(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``Host`` and ``Origin`` lower-cased, so ``Host: LOCALHOST:3100`` is the loopback name.
+
+    Both carry only a scheme, a host name and a port, all case-insensitive;
+    the DNS-rebinding gate compares them to its allow-lists exactly.
+    """
+    return [(k, v.lower()) if k.lower() in _HOST_HEADERS else (k, v) for k, v in headers]
 
 
 class _ResponseHeaders:
-    """nosniff everywhere; the SDK's session-cap 503 becomes 429 + Retry-After."""
+    """nosniff everywhere; Host/Origin compared case-insensitively; the SDK's
+    session-cap 503 becomes 429 + Retry-After."""
 
     def __init__(self, app: ASGIApp, mcp_path: str = "/mcp") -> None:
         self.app = app
@@ -91,6 +105,7 @@ class _ResponseHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = {**scope, "headers": lowercase_names(scope["headers"])}
         opening = scope["path"].rstrip("/") == self.mcp_path and not any(
             k == b"mcp-session-id" for k, _ in scope["headers"])
 
@@ -170,7 +185,7 @@ def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
         transport_security=settings,
         host=address.host,
     )
-    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=MAX_BODY_BYTES)
+    app.add_middleware(CompleteBody, max_body_size=MAX_BODY_BYTES)
     # Outermost, outside even Starlette's error handler, so its 500s get nosniff too.
     inner_stack = app.build_middleware_stack
     app.build_middleware_stack = lambda: _ResponseHeaders(inner_stack())  # type: ignore[method-assign]
@@ -249,10 +264,11 @@ def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | No
     if cap < http.max_connections:
         log.warning("max_connections lowered from %d to %d to stay below the open-file limit",
                     http.max_connections, cap)
-    log.info("serving MCP on http://%s/mcp (UI: /ui)", listener.address)
+    note(log, "serving MCP on http://%s/mcp (UI: /ui)", listener.address)
     uv_config: Any = uvicorn.Config(
         app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
-        http=guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=cap),
+        http=guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=cap,
+                              body_timeout_s=http.body_timeout_s),
         timeout_keep_alive=http.keepalive_timeout_s, backlog=ACCEPT_BURST)
     server = uvicorn.Server(uv_config)
 

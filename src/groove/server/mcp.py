@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
@@ -106,6 +109,15 @@ class GrooveMCPServer(MCPServer):
         except ToolError as exc:
             return error_result(_own_message(exc, name))
 
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        """Read a resource; a document's MIME type follows its format (:func:`document_mime`)."""
+        contents = await super().read_resource(uri, context)
+        text = str(uri)
+        if not text.startswith(DOC_URI_PREFIX) or not isinstance(contents, list):
+            return contents
+        mime = document_mime(unquote(text.removeprefix(DOC_URI_PREFIX)))
+        return [replace(item, mime_type=mime) for item in contents]
+
     async def list_resources(self) -> list[MCPResource]:
         groups = await anyio.to_thread.run_sync(_topic_groups, self.groove_state.kb)
         return [
@@ -115,6 +127,21 @@ class GrooveMCPServer(MCPServer):
                         mime_type="text/markdown")
             for prefix, count in sorted(groups.items())
         ]
+
+
+DOC_URI_PREFIX = "kb://doc/"
+
+
+def document_mime(rel_path: str) -> str:
+    """``text/markdown`` for Markdown, ``text/plain`` for the text extracted from anything else.
+
+    A PDF, Office or plain-text document is served as the plain text groove
+    extracted from it, never in its own format (as GrooveSeek serves them).
+    """
+    from groove.parsers.markdown import MarkdownParser
+
+    suffix = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+    return "text/markdown" if suffix in MarkdownParser.extensions else "text/plain"
 
 
 def error_result(message: str) -> CallToolResult:

@@ -71,7 +71,7 @@ class ServerState:
         from groove.errors import GrooveError
 
         try:
-            out: dict[str, Any] = without_local_paths(self.kb.status())
+            out: dict[str, Any] = without_local_paths(self.kb.status(check=False))
         except GrooveError as exc:
             out = {"error": str(exc), "index": self.kb.index_state(files=False).to_json()}
         out.update(

@@ -21,20 +21,20 @@ import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groove.errors import GrooveError, NotFound, PathRefused
 from groove.graph.params import GraphParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
-from groove.search.request import SearchRequest, field_help
+from groove.search.request import SearchRequest, argument_errors, field_help
 from groove.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -45,6 +45,20 @@ log = logging.getLogger("groove.server")
 #: get_document text cap (docs/mcp.md, 'get_document').
 
 ToolFn = Callable[..., Awaitable[Any]]
+
+
+class RebuildRequest(BaseModel):
+    """The ``rebuild_index`` arguments, as strict as every other request (``force: "yes"`` is refused)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    force: bool = Field(False, description="Re-embed every document, not only changed ones.")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise argument_errors(exc, RebuildRequest) from None
 
 
 def tool_errors(fn: ToolFn) -> ToolFn:
@@ -167,7 +181,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     kb = state.kb
 
     async def search(**arguments: Any) -> dict[str, Any]:
-        request = SearchRequest.from_client(arguments)
+        request = SearchRequest(**arguments)  # strict: limit "5" is refused, not read as 5
         # One worker-thread hop does the search and the JSON shaping: the event
         # loop only moves bytes (docs/deployment.md, "Latency").
         return await anyio.to_thread.run_sync(lambda: with_uris(kb, kb.search(request)))
@@ -199,13 +213,14 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     ) -> dict[str, Any]:
         return await anyio.to_thread.run_sync(best_practice, kb, target, _opt_text(category))
 
-    async def rebuild_index(
-        force: Annotated[bool, Field(description="Re-embed every document, not only changed ones.")] = False,
-    ) -> dict[str, Any]:
+    async def rebuild_index(**arguments: Any) -> dict[str, Any]:
+        request = RebuildRequest(**arguments)
         with state.exclusive_rebuild():
-            summary = await anyio.to_thread.run_sync(functools.partial(kb.index, force=force,
-                                                                       wait=False))
+            summary = await anyio.to_thread.run_sync(functools.partial(
+                kb.index, force=request.force, wait=False))
         return {"summary": summary.line(), **summary.to_json()}
+
+    rebuild_index.__signature__ = model_signature(RebuildRequest)  # type: ignore[attr-defined]
 
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
                 "paths. low_confidence=true means the query's meaning (embedding) and its words "
@@ -214,12 +229,14 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}).")
-    add(list_topics, "Categories and topics in the knowledge base, with document counts.")
+    add(list_topics, "Categories and topics in the knowledge base, with document counts, and "
+                     "the folder tree (children: segment, file_count, children).")
     add(get_connection_graph, "Documents related to a start document, by embedding similarity "
                               "(BFS, similarity calibrated to the model).",
         schema=model_input_schema(GraphParams, "get_connection_graphArguments"))
     add(get_best_practice, "The best-practice document for a target, from the configured path templates.")
-    add(rebuild_index, "Bring the index up to date with the files (one run at a time).")
+    add(rebuild_index, "Bring the index up to date with the files (one run at a time).",
+        schema=model_input_schema(RebuildRequest, "rebuild_indexArguments"))
 
 
 def with_uris(kb: "KnowledgeBase", response: SearchResponse) -> dict[str, Any]:
@@ -245,6 +262,7 @@ def document_json(doc: Any) -> dict[str, Any]:
 
 
 def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
+    """Categories and topics with counts, and the folder tree (docs/mcp.md, 'list_topics')."""
     docs = kb.list_documents()
     categories = Counter(d.category for d in docs if d.category)
     topics = Counter(d.topic for d in docs if d.topic)
@@ -253,7 +271,30 @@ def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
         "categories": [{"name": k, "documents": v} for k, v in sorted(categories.items())],
         "topics": [{"name": k, "documents": v} for k, v in sorted(topics.items())],
         "uncategorised": sum(1 for d in docs if not d.category),
+        "children": folder_tree(d.path for d in docs),
     }
+
+
+def folder_tree(paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The folders holding ``paths``, nested: ``{segment, file_count, children}`` per folder.
+
+    ``file_count`` counts the documents anywhere below the folder, so a client
+    can browse a large knowledge base one level at a time; a document at the
+    top level is in no folder (only in the total). Siblings are sorted by name.
+    """
+    root: dict[str, Any] = {}
+    for path in paths:
+        node = root
+        for segment in path.split("/")[:-1]:
+            entry = node.setdefault(segment, {"count": 0, "below": {}})
+            entry["count"] += 1
+            node = entry["below"]
+
+    def render(level: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"segment": name, "file_count": level[name]["count"],
+                 "children": render(level[name]["below"])} for name in sorted(level)]
+
+    return render(root)
 
 
 def best_practice(kb: "KnowledgeBase", target: str, category: str | None) -> dict[str, Any]:

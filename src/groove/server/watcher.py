@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from groove._logging import note
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -126,7 +128,7 @@ class Watcher:
 
     def _become_ready(self, *, catch_up: bool) -> None:
         self.state = "watching"
-        log.info("watching %s for changes (debounce %d ms)", self.kb.kb_path, self.debounce_ms)
+        note(log, "watching %s for changes (debounce %d ms)", self.kb.kb_path, self.debounce_ms)
         if catch_up:  # files changed while groove was not running (or not watching)
             self._sync(None)
         self.ready.set()
@@ -158,7 +160,7 @@ class Watcher:
         rels = {r for r in (self._rel(p) for p in paths) if r}
         if any(self.files.is_ignore_file(r) for r in rels):
             self.files.reload()  # its warnings are logged as it reads the file
-            log.info(".grooveignore changed: exclusion rules reloaded, re-checking every file")
+            note(log, ".grooveignore changed: exclusion rules reloaded, re-checking every file")
             self._sync(None)
             return
         self._sync(sorted(self._expand(rels)))
@@ -212,7 +214,7 @@ class Watcher:
         self.last_sync = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         if rel_paths is None or any((summary.indexed, summary.updated, summary.renamed,
                                      summary.deleted)):
-            log.info("sync: %s", summary.line())
+            note(log, "sync: %s", summary.line())
         if self.on_documents_changed is not None and any(
                 (summary.indexed, summary.renamed, summary.deleted)):
             try:

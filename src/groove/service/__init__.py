@@ -1,13 +1,16 @@
 """``groove service``: run one knowledge base as a per-user background service.
 
-Linux gets a systemd user unit, macOS a launchd agent (docs/deployment.md;
-Windows: a documented command line). Rules kept here, once:
+Linux gets a systemd user unit, macOS a launchd agent, Windows a Task
+Scheduler task started at logon (docs/deployment.md). Rules kept here, once:
 
 * one service per knowledge base, one knowledge base per service, and no two
   groove services on the same port — install refuses each clash by name;
 * a config file found by discovery is *untrusted*, but a service runs it with
   ``--config``, which trusts it: install refuses until the user names it with
   ``--config`` themselves;
+* groove only touches files it wrote (they carry its marker and read back as
+  a groove service): ``install --name X`` will not overwrite somebody else's
+  ``X``, and ``uninstall --name X`` will not remove it;
 * without a running service manager (containers, CI) install still writes the
   file and says which commands start it; ``status`` then reports the manager's
   state as unknown and probes ``/healthz`` on the service's port instead.
@@ -16,6 +19,7 @@ Windows: a documented command line). Rules kept here, once:
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from groove.errors import ConfigError, NotFound
 from groove.service.base import Backend
 from groove.service.spec import ServiceSpec, check_name, check_path_arg, default_name
+from groove.store.files import replace_atomically
 
 if TYPE_CHECKING:
     from groove.config import Config
@@ -33,28 +38,33 @@ if TYPE_CHECKING:
 __all__ = ["Backend", "ServiceSpec", "ServiceInfo", "backend_for", "spec_for", "install",
            "uninstall", "status", "list_services", "windows_command"]
 
-MANAGERS = ("systemd", "launchd")
+MANAGERS = ("systemd", "launchd", "schtasks")
 
 
 def backend_for(manager: str | None = None, env: dict[str, str] | None = None) -> Backend:
-    """The backend for ``manager`` ("systemd" | "launchd"), by default this platform's."""
+    """The backend for ``manager`` ("systemd" | "launchd" | "schtasks"), by default this platform's."""
     from groove.service.launchd import Launchd
     from groove.service.systemd import Systemd
+    from groove.service.windows import TaskScheduler
 
     if manager is None:
         if sys.platform == "darwin":
             manager = "launchd"
         elif sys.platform.startswith("linux"):
             manager = "systemd"
+        elif sys.platform == "win32":
+            manager = "schtasks"
         else:
             raise ConfigError(
                 f"groove service does not manage services on {sys.platform}; run "
                 f"`{windows_command()}` from Task Scheduler or a service wrapper "
-                "(docs/deployment.md, Windows), or pass --manager systemd|launchd to write a file")
+                "(docs/deployment.md), or pass --manager systemd|launchd|schtasks to write a file")
     if manager == "systemd":
         return Systemd(env)
     if manager == "launchd":
         return Launchd(env)
+    if manager == "schtasks":
+        return TaskScheduler(env)
     raise ConfigError(f"--manager {manager!r} is not one of: {', '.join(MANAGERS)}")
 
 
@@ -63,8 +73,13 @@ def windows_command() -> str:
 
 
 def spec_for(config: Config, *, name: str | None = None, port: int | None = None,
-             python: str | None = None) -> ServiceSpec:
-    """The service for ``config``'s knowledge base (refusing an untrusted discovered config)."""
+             python: str | None = None, bind: str | None = None,
+             i_know: bool = False) -> ServiceSpec:
+    """The service for ``config``'s knowledge base (refusing an untrusted discovered config).
+
+    ``bind`` (HOST:PORT) replaces the configured address, ``port`` its port; a
+    non-loopback address needs ``i_know``, as ``groove serve`` does.
+    """
     from groove.server import resolve_bind
 
     source = config.source
@@ -78,10 +93,16 @@ def spec_for(config: Config, *, name: str | None = None, port: int | None = None
         raise ConfigError(f"kb_path {kb_path} is not a folder; a service needs an existing one")
     db_path = config.db_path.resolve()
     default_db = kb_path / ".groove.db"
+    address = resolve_bind(config.transport.http.address, bind, port)
+    if not address.is_loopback and not i_know:
+        raise ConfigError(f"bind {address} is not a loopback address and groove has no "
+                          "authentication: anyone who reaches the port reads the KB; pass "
+                          "--i-know to install it anyway, or bind 127.0.0.1")
     return ServiceSpec(
         name=check_name(name) if name is not None else default_name(kb_path),
         kb_path=kb_path,
-        bind=resolve_bind(config.transport.http.address, None, port),
+        bind=address,
+        i_know=i_know and not address.is_loopback,
         config_path=check_path_arg(source.resolve(), "--config") if source is not None else None,
         db_path=None if db_path == default_db else check_path_arg(db_path, "db_path"),
         python=python or sys.executable,
@@ -153,12 +174,12 @@ def _installed(backend: Backend) -> list[tuple[Path, ServiceSpec]]:
     return found
 
 
-def _check_clashes(backend: Backend, spec: ServiceSpec) -> None:
+def _check_clashes(backend: Backend, spec: ServiceSpec, force: bool = False) -> None:
     for _path, other in _installed(backend):
         if other.name == spec.name:
-            if other.kb_path != spec.kb_path:
+            if other.kb_path != spec.kb_path and not force:
                 raise ConfigError(f"service {spec.name} already serves {other.kb_path}; "
-                                  "pick another name with --name")
+                                  "pick another name with --name, or replace it with --force")
             continue
         if other.kb_path == spec.kb_path:
             raise ConfigError(f"{spec.kb_path} is already served by service {other.name}; "
@@ -168,19 +189,30 @@ def _check_clashes(backend: Backend, spec: ServiceSpec) -> None:
                               f"({other.kb_path}); pick another with --port")
 
 
-def install(backend: Backend, spec: ServiceSpec) -> Outcome:
-    """Write the service file and start it when a service manager is running."""
-    _check_clashes(backend, spec)
+def install(backend: Backend, spec: ServiceSpec, *, auto_start: bool = True,
+            force: bool = False) -> Outcome:
+    """Write the service file and start it when a service manager is running.
+
+    ``auto_start=False`` writes the file only and names the commands that
+    enable and start it; ``force`` replaces a service of the same name that
+    serves another knowledge base.
+    """
+    _check_clashes(backend, spec, force)
     path = backend.path_for(spec.name)
+    if os.path.lexists(path) and backend.read(path) is None:
+        raise ConfigError(f"{path} exists and was not written by `groove service install`; "
+                          "groove will not overwrite it: pick another name with --name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(backend.render(spec), encoding="utf-8")
-    tmp.replace(path)
+    text = backend.render(spec)
+    replace_atomically(path, lambda tmp: tmp.write_text(text, encoding=backend.encoding),
+                       "the service file")
     backend.prepare(spec.name)
     logs = backend.log_hint(spec.name)
     out = Outcome(path, [f"wrote {path}"])
     reason = backend.unavailable()
     commands = backend.start_commands(spec.name)
+    if not auto_start:
+        reason = "--no-auto-start was given"
     if reason is not None:
         out.messages.append(f"not started: {reason}. Start it where the service manager runs with:")
         out.messages += ["  " + " ".join(c) for c in commands]
@@ -208,9 +240,20 @@ def find(backend: Backend, *, name: str | None, kb_path: Path | None) -> tuple[P
     raise NotFound(f"no groove service {wanted} is installed (installed: {names})")
 
 
-def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None) -> Outcome:
+def purge_targets(spec: ServiceSpec) -> list[Path]:
+    """The index files ``uninstall --purge`` deletes: the service's index and its SQLite journals."""
+    db = spec.db_path or spec.kb_path / ".groove.db"
+    return [db, *(db.with_name(db.name + suffix) for suffix in ("-wal", "-shm"))]
+
+
+def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
+              purge: bool = False) -> Outcome:
+    """Stop and remove the service; ``purge`` also deletes its index (never the notes)."""
     path, spec = find(backend, name=name, kb_path=kb_path)
-    service = spec.name if spec else path.stem
+    if spec is None:
+        raise ConfigError(f"{path} was not written by `groove service install` (it has no groove "
+                          "marker), so groove leaves it alone; remove it yourself if you mean to")
+    service = spec.name
     out = Outcome(path)
     manager_ok = backend.unavailable() is None
     if manager_ok:
@@ -226,6 +269,11 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None) -> Ou
         out.messages.append("no service manager is running here: if the service runs "
                             "elsewhere, stop it there with: "
                             + " && ".join(" ".join(c) for c in backend.stop_commands(service)))
+    if purge:
+        for target in purge_targets(spec):
+            if target.is_file() and not target.is_symlink():
+                target.unlink()
+                out.messages.append(f"removed {target}")
     return out
 
 

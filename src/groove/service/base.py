@@ -1,4 +1,4 @@
-"""What every service-manager backend (systemd, launchd) offers the orchestration."""
+"""What every service-manager backend (systemd, launchd, Task Scheduler) offers the orchestration."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ class Backend(ABC):
     """One platform's service manager: where files go, how they read back, how to start them."""
 
     kind: str
+    #: How the service file is encoded on disk.
+    encoding = "utf-8"
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
         self.env = dict(os.environ if env is None else env)

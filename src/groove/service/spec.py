@@ -47,6 +47,9 @@ def check_path_arg(path: Path, what: str) -> Path:
     if any(ord(c) < 32 or ord(c) == 127 for c in str(path)):
         raise ConfigError(f"{what} {str(path)!r} contains a control character (e.g. a newline); "
                           "a service file cannot hold it — rename the folder")
+    if str(path).endswith("\\"):
+        raise ConfigError(f"{what} {str(path)!r} ends with a backslash, which a service file "
+                          "reads as 'continued on the next line' — rename the folder")
     return path
 
 
@@ -60,6 +63,8 @@ class ServiceSpec:
     config_path: Path | None = None
     db_path: Path | None = None
     python: str = sys.executable
+    #: ``--i-know``: the service may bind a non-loopback address (no authentication).
+    i_know: bool = False
 
     @property
     def port(self) -> int:
@@ -73,7 +78,8 @@ class ServiceSpec:
         args += ["--kb-path", str(self.kb_path)]
         if self.db_path is not None:
             args += ["--db-path", str(self.db_path)]
-        return [*args, "--bind", str(self.bind)]
+        args += ["--bind", str(self.bind)]
+        return [*args, "--i-know"] if self.i_know else args
 
     @classmethod
     def from_argv(cls, name: str, argv: list[str]) -> ServiceSpec | None:
@@ -93,4 +99,4 @@ class ServiceSpec:
         return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=bind,
                    config_path=Path(opts["--config"]) if "--config" in opts else None,
                    db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
-                   python=argv[0])
+                   python=argv[0], i_know="--i-know" in rest)

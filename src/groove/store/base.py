@@ -24,7 +24,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -248,11 +248,13 @@ class Store(ABC):
         """Publish buffered derived-index changes (end of a write batch or run)."""
 
     @abstractmethod
-    def pending_chunks(self, min_chunks: int) -> list[PendingChunk]:
+    def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Chunks without an embedding, whole documents in document-id order.
 
         Returns at least ``min_chunks`` chunks when that many are pending, and
-        never part of a document: the last document is completed.
+        never part of a document: the last document is completed. With
+        ``after_doc``, only documents whose id is greater (a cursor, so a
+        reader can go on while earlier documents are still being embedded).
         """
 
     @abstractmethod
@@ -284,6 +286,20 @@ class Store(ABC):
     @abstractmethod
     def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
         """Replace the declared-field rows of these documents (no chunk is touched)."""
+
+    @abstractmethod
+    def skipped_files(self) -> dict[str, float]:
+        """``{path: mtime}`` of the member files the index runs skipped (and why, kept for doctor)."""
+
+    @abstractmethod
+    def record_skipped(self, skipped: dict[str, tuple[float, str]],
+                       scope: Iterable[str] | None) -> None:
+        """Replace the skips recorded for the paths in ``scope`` (None: every path)
+        by ``skipped`` (``{path: (mtime, reason)}``)."""
+
+    @abstractmethod
+    def refresh_mtimes(self, mtimes: dict[str, float]) -> None:
+        """``{path: mtime}``: a file touched but not changed keeps its row, with its new time."""
 
     @abstractmethod
     def integrity_findings(self) -> list[str]:

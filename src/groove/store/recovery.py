@@ -1,15 +1,25 @@
-"""Replacing a damaged index file with a freshly built one (docs/troubleshooting.md).
+"""Rebuilding an index aside and swapping it in (docs/troubleshooting.md, docs/index-lifecycle.md).
 
-``groove index --force`` on a damaged index builds the new index in a
-sibling file (``<db>.rebuild``), then puts it in place with one atomic
-rename. The damaged file is kept as ``<db>.corrupt-<time>`` for inspection:
-it is hard-linked there first, so at no moment is there no file at the
-index path. The damaged file's ``-wal``/``-shm`` go aside with it *before*
-the swap: a stale write-ahead log beside the new file would otherwise be
-replayed into it. The derived full-text index directory (``<db>.fts``)
-follows its database: the damaged one's goes aside with it, the fresh one's
-moves into place (its stamp matches only the fresh database, so a missed step
-shows as a stale full-text index and is rebuilt, never searched).
+``groove index --force`` never rebuilds in place: the new index is built in a
+sibling file (``<db>.rebuild``), then put in place with one atomic rename.
+Until then the previous index is untouched, so
+
+* a failed rebuild (a remote embedder that stops answering, a full disk)
+  leaves the previous index exactly as it was, and the half-built file and its
+  ``-wal``/``-shm`` are removed (:func:`discard_rebuild`);
+* a running server keeps answering from the previous index during the whole
+  rebuild, and reopens the path once the file there was replaced.
+
+A damaged index is kept as ``<db>.corrupt-<time>`` for inspection; a healthy
+one is removed after the swap. The old file is hard-linked aside first, so at no
+moment is there no file at the index path, and its ``-wal``/``-shm`` go aside
+with it *before* the swap: a stale write-ahead log beside the new file would
+otherwise be replayed into it.
+
+The derived full-text index directory (``<db>.fts``) follows its database
+through every step: built beside the fresh file, moved aside with the old one,
+removed with a discarded one. Its stamp matches only its own database, so a
+missed step shows as a stale full-text index that is rebuilt, never searched.
 """
 
 from __future__ import annotations
@@ -30,23 +40,38 @@ SIDECARS = ("-wal", "-shm", "-journal")
 def rebuild_path(db_path: Path) -> Path:
     """Where the fresh index is built; leftovers of an interrupted rebuild are removed."""
     fresh = db_path.with_name(db_path.name + ".rebuild")
-    for suffix in ("", *SIDECARS):
-        Path(f"{fresh}{suffix}").unlink(missing_ok=True)
-    shutil.rmtree(fulltext_path(fresh), ignore_errors=True)
+    discard_rebuild(fresh)
     return fresh
 
 
-def replace_damaged(db_path: Path, fresh: Path) -> Path:
-    """Move the damaged index aside and the fresh one into place; return the aside path.
+def discard_rebuild(fresh: Path) -> None:
+    """Remove a rebuild file and its companions (a failed or interrupted rebuild)."""
+    for suffix in ("", *SIDECARS):
+        try:
+            Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not remove %s%s: %s", fresh, suffix, exc.strerror or exc)
+    shutil.rmtree(fulltext_path(fresh), ignore_errors=True)
 
-    ``fresh`` must be closed (no ``-wal`` of its own left behind).
-    """
+
+def _aside_path(db_path: Path, label: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    aside = db_path.with_name(f"{db_path.name}.corrupt-{stamp}")
+    aside = db_path.with_name(f"{db_path.name}.{label}-{stamp}")
     n = 1
     while aside.exists():
         n += 1
-        aside = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{n}")
+        aside = db_path.with_name(f"{db_path.name}.{label}-{stamp}-{n}")
+    return aside
+
+
+def swap_in(db_path: Path, fresh: Path, *, damaged: bool) -> Path | None:
+    """Put ``fresh`` (closed: no ``-wal`` of its own) at ``db_path``.
+
+    A ``damaged`` old file is kept aside and its path returned; a healthy one
+    is removed (a process that still has it open keeps reading it until it
+    notices the replacement and reopens the path).
+    """
+    aside = _aside_path(db_path, "corrupt" if damaged else "previous")
     for suffix in SIDECARS:
         side = Path(f"{db_path}{suffix}")
         if side.exists():
@@ -54,18 +79,21 @@ def replace_damaged(db_path: Path, fresh: Path) -> Path:
     try:
         os.link(db_path, aside)
     except FileNotFoundError:
-        pass  # the damaged file vanished meanwhile: nothing to keep
+        pass  # the old file vanished meanwhile: nothing to keep
     except OSError:  # no hard links here: a short moment without a file at db_path
         os.replace(db_path, aside)
     os.replace(fresh, db_path)
     _move_fulltext(fulltext_path(db_path), fulltext_path(aside))
     _move_fulltext(fulltext_path(fresh), fulltext_path(db_path))
-    log.warning("the damaged index was kept as %s; the rebuilt index is now %s", aside, db_path)
-    return aside
+    if damaged:
+        log.warning("the damaged index was kept as %s; the rebuilt index is now %s", aside, db_path)
+        return aside
+    discard_rebuild(aside)
+    return None
 
 
 def _move_fulltext(source: Path, target: Path) -> None:
-    """Rename a full-text index directory if it exists (a directory: never over another)."""
+    """Rename a full-text index directory if it exists, replacing whatever is at ``target``."""
     if not source.exists():
         return
     if target.exists():

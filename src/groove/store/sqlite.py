@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from groove._logging import note
 from groove.errors import (
     CorruptIndexError,
     GrooveError,
@@ -116,7 +117,7 @@ MIGRATIONS[2] = _add_chunking_and_fields
 
 
 def _drop_fts5(conn: sqlite3.Connection) -> None:
-    """Schema 3: the FTS5 trigram table gives way to the derived full-text index.
+    """Schema 4: the FTS5 trigram table gives way to the derived full-text index.
 
     The full-text index is rebuilt from the chunk rows on first use (its
     stamp cannot match the new ``fulltext_id``).
@@ -128,7 +129,7 @@ def _drop_fts5(conn: sqlite3.Connection) -> None:
                      _fulltext_meta())
 
 
-MIGRATIONS[3] = _drop_fts5
+MIGRATIONS[4] = _drop_fts5
 
 #: Queued full-text changes are published at least this often during a run.
 FULLTEXT_BATCH_SECONDS = 1.0
@@ -230,6 +231,109 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector   BLOB NOT NULL
 );
 """
+
+#: Counters kept in ``index_meta`` by the triggers below, in the same
+#: transaction as the rows they count, so the index state costs one read
+#: however large the index is (never a ``count(*)`` per search).
+COUNTERS = ("count_documents", "count_chunks", "count_chunks_embedded",
+            "count_documents_pending", "count_tags_invalid", "count_field_values")
+
+#: Schema version 3: the counters, the per-document count of chunks still
+#: waiting for a vector (``documents.pending``; a document is embedded when it
+#: is 0), and the files the last index runs skipped with the mtime they had.
+#: Trigger order matters where a cascade is involved: SQLite runs BEFORE
+#: triggers, deletes the row, runs the foreign-key cascade, then AFTER
+#: triggers. So a chunk's BEFORE DELETE still sees its embedding, and an
+#: embedding deleted by a chunk's cascade no longer finds its chunk (no
+#: pending change); a document's BEFORE DELETE still sees its pending count.
+#: ``INSERT OR REPLACE`` into ``embeddings`` would skip the delete triggers
+#: (SQLite fires them for REPLACE only with recursive triggers), so vectors
+#: are written with an upsert.
+_COUNTER_SCHEMA = """
+CREATE TRIGGER IF NOT EXISTS count_documents_ai AFTER INSERT ON documents BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_documents';
+    UPDATE index_meta SET value = value + new.tags_invalid WHERE key = 'count_tags_invalid';
+    UPDATE index_meta SET value = value + (new.pending > 0) WHERE key = 'count_documents_pending';
+END;
+CREATE TRIGGER IF NOT EXISTS count_documents_bd BEFORE DELETE ON documents BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_documents';
+    UPDATE index_meta SET value = value - old.tags_invalid WHERE key = 'count_tags_invalid';
+    UPDATE index_meta SET value = value - (old.pending > 0) WHERE key = 'count_documents_pending';
+END;
+CREATE TRIGGER IF NOT EXISTS count_documents_au AFTER UPDATE OF pending, tags_invalid ON documents
+BEGIN
+    UPDATE index_meta SET value = value + (new.pending > 0) - (old.pending > 0)
+        WHERE key = 'count_documents_pending';
+    UPDATE index_meta SET value = value + new.tags_invalid - old.tags_invalid
+        WHERE key = 'count_tags_invalid';
+END;
+CREATE TRIGGER IF NOT EXISTS count_chunks_ai AFTER INSERT ON chunks BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_chunks';
+    UPDATE documents SET pending = pending + 1 WHERE id = new.doc_id;
+END;
+CREATE TRIGGER IF NOT EXISTS count_chunks_bd BEFORE DELETE ON chunks BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_chunks';
+    UPDATE documents SET pending = pending - 1 WHERE id = old.doc_id
+        AND NOT EXISTS (SELECT 1 FROM embeddings WHERE chunk_id = old.id);
+END;
+CREATE TRIGGER IF NOT EXISTS count_embeddings_ai AFTER INSERT ON embeddings BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_chunks_embedded';
+    UPDATE documents SET pending = pending - 1
+        WHERE id = (SELECT doc_id FROM chunks WHERE id = new.chunk_id);
+END;
+CREATE TRIGGER IF NOT EXISTS count_embeddings_ad AFTER DELETE ON embeddings BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_chunks_embedded';
+    UPDATE documents SET pending = pending + 1
+        WHERE id = (SELECT doc_id FROM chunks WHERE id = old.chunk_id);
+END;
+CREATE TRIGGER IF NOT EXISTS count_fields_ai AFTER INSERT ON document_fields BEGIN
+    UPDATE index_meta SET value = value + 1 WHERE key = 'count_field_values';
+END;
+CREATE TRIGGER IF NOT EXISTS count_fields_ad AFTER DELETE ON document_fields BEGIN
+    UPDATE index_meta SET value = value - 1 WHERE key = 'count_field_values';
+END;
+CREATE TABLE IF NOT EXISTS skipped_files (
+    path   TEXT PRIMARY KEY,
+    mtime  REAL NOT NULL,
+    reason TEXT NOT NULL
+);
+"""
+
+#: The true value of each counter, counted from the rows (migration and doctor only).
+_COUNTER_TRUTH = {
+    "count_documents": "SELECT count(*) FROM documents",
+    "count_chunks": "SELECT count(*) FROM chunks",
+    "count_chunks_embedded": "SELECT count(*) FROM embeddings",
+    "count_documents_pending": (
+        "SELECT count(DISTINCT c.doc_id) FROM chunks c"
+        " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"),
+    "count_tags_invalid": "SELECT coalesce(sum(tags_invalid), 0) FROM documents",
+    "count_field_values": "SELECT count(*) FROM document_fields",
+}
+
+
+def _add_counters(conn: sqlite3.Connection) -> None:
+    """Migration to schema 3 (and part of every new file): count once (under the migration's write transaction), then keep.
+
+    The only place the counters are computed from the rows; from here on the
+    triggers keep them.
+    """
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(documents)")}
+    if "pending" not in columns:
+        conn.execute("ALTER TABLE documents ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        "UPDATE documents SET pending = (SELECT count(*) FROM chunks c WHERE c.doc_id = documents.id"
+        " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id))"
+        " WHERE id IN (SELECT c.doc_id FROM chunks c"
+        " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id))")
+    conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)",
+                     [(key, str(conn.execute(sql).fetchone()[0]))
+                      for key, sql in _COUNTER_TRUTH.items()])
+    for statement in _split_script(_COUNTER_SCHEMA):
+        conn.execute(statement)
+
+
+MIGRATIONS[3] = _add_counters
 
 _DOC_COLUMNS = (
     "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
@@ -335,6 +439,7 @@ class SQLiteStore(Store):
                     ("chunk_policy", CHUNK_POLICY),
                 ],
             )
+            _add_counters(self._conn)  # the same step an older file migrates through
         fulltext = self._fulltext_index()  # a new database starts with an empty, current index
         fulltext.delete_all()
         fulltext.commit(self._db_stamp())
@@ -356,7 +461,7 @@ class SQLiteStore(Store):
                     f"index {self._path} has schema version {found} and no migration to "
                     f"version {target} exists: {_FIX_FORCE}"
                 )
-            log.info("migrating index %s from schema %d to %d", self._path, target - 1, target)
+            note(log, "migrating index %s from schema %d to %d", self._path, target - 1, target)
             with self._transaction():
                 step(self._conn)
                 self._conn.execute(
@@ -612,9 +717,9 @@ class SQLiteStore(Store):
             blobs.append((int(chunk_id), arr.tobytes()))
         with self._write("storing embeddings") as conn:
             before = conn.total_changes
-            conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(chunk_id, vector)"
-                " SELECT id, ? FROM chunks WHERE id = ?",
+            conn.executemany(  # an upsert, not OR REPLACE: see _COUNTER_SCHEMA
+                "INSERT INTO embeddings(chunk_id, vector) SELECT id, ? FROM chunks WHERE id = ?"
+                " ON CONFLICT(chunk_id) DO UPDATE SET vector = excluded.vector",
                 [(blob, chunk_id) for chunk_id, blob in blobs],
             )
             return conn.total_changes - before
@@ -661,8 +766,7 @@ class SQLiteStore(Store):
                     self._replace_fields(conn, row[0], fields)
 
     def field_row_count(self) -> int:
-        with self._errors("reading declared fields"):
-            return int(self._conn.execute("SELECT count(*) FROM document_fields").fetchone()[0])
+        return self._counters()["count_field_values"]
 
     def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
         """Document ids holding ``key`` = one of ``values`` (the (key, value) index answers)."""
@@ -944,15 +1048,17 @@ class SQLiteStore(Store):
         with self._lock:
             return self._fulltext_index().matching(wanted)
 
-    def pending_chunks(self, min_chunks: int) -> list[PendingChunk]:
+    def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
         sql = (
             "SELECT c.id, c.doc_id, c.context, c.content, c.token_count FROM chunks c"
             " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
         )
+        after = -1 if after_doc is None else int(after_doc)
         with self._errors("reading pending chunks"):
             rows = self._conn.execute(
-                sql + " ORDER BY c.doc_id, c.chunk_index LIMIT ?", (max(1, int(min_chunks)),)
+                sql + " AND c.doc_id > ? ORDER BY c.doc_id, c.chunk_index LIMIT ?",
+                (after, max(1, int(min_chunks))),
             ).fetchall()
             if rows:  # complete the last document
                 seen = {r[0] for r in rows}
@@ -980,29 +1086,57 @@ class SQLiteStore(Store):
     def embedding_counts(self) -> EmbeddingCounts:
         """Documents and chunks in the index, and how many the vector leg covers.
 
-        A document counts as embedded when none of its chunks is pending
-        (a document with no chunks at all is trivially embedded).
+        Read from the counters the write transactions keep (one small read,
+        whatever the size of the index). A document counts as embedded when
+        none of its chunks is pending (a document with no chunks trivially is).
         """
-        with self._errors("reading embedding counts"), self.read_snapshot():
-            docs = self._conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            embedded = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-            pending_docs = self._conn.execute(
-                "SELECT count(DISTINCT c.doc_id) FROM chunks c"
-                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
-            ).fetchone()[0]
-        return EmbeddingCounts(documents=docs, documents_embedded=docs - pending_docs,
-                               chunks=chunks, chunks_embedded=embedded)
+        counts = self._counters()
+        docs = counts["count_documents"]
+        return EmbeddingCounts(documents=docs,
+                               documents_embedded=docs - counts["count_documents_pending"],
+                               chunks=counts["count_chunks"],
+                               chunks_embedded=counts["count_chunks_embedded"])
 
     def stats(self) -> StoreStats:
-        with self._errors("reading stats"):
-            docs, invalid = self._conn.execute(
-                "SELECT count(*), coalesce(sum(tags_invalid), 0) FROM documents"
-            ).fetchone()
-            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        return StoreStats(
-            documents=docs, chunks=chunks, tags_invalid=invalid, last_indexed=self.meta().last_indexed
-        )
+        counts = self._counters()
+        return StoreStats(documents=counts["count_documents"], chunks=counts["count_chunks"],
+                          tags_invalid=counts["count_tags_invalid"],
+                          last_indexed=self.meta().last_indexed)
+
+    def _counters(self) -> dict[str, int]:
+        with self._errors("reading the index counters"):
+            rows = dict(self._conn.execute(
+                f"SELECT key, value FROM index_meta WHERE key IN ({', '.join('?' * len(COUNTERS))})",
+                COUNTERS).fetchall())
+        return {key: int(rows.get(key) or 0) for key in COUNTERS}
+
+    def skipped_files(self) -> dict[str, float]:
+        with self._errors("reading skipped files"):
+            return dict(self._conn.execute("SELECT path, mtime FROM skipped_files").fetchall())
+
+    def record_skipped(self, skipped: dict[str, tuple[float, str]],
+                       scope: Iterable[str] | None) -> None:
+        """Forget the skips recorded under ``scope`` (None: all), then record ``skipped``.
+
+        Not a document change: ``generation`` stays (no search cache depends on it).
+        """
+        with self._errors("recording skipped files"), self._transaction() as conn:
+            if scope is None:
+                conn.execute("DELETE FROM skipped_files")
+            else:
+                conn.executemany("DELETE FROM skipped_files WHERE path = ?",
+                                 [(p,) for p in scope])
+            conn.executemany(
+                "INSERT OR REPLACE INTO skipped_files(path, mtime, reason) VALUES (?, ?, ?)",
+                [(p, float(m), r) for p, (m, r) in skipped.items()])
+
+    def refresh_mtimes(self, mtimes: dict[str, float]) -> None:
+        """Record new mtimes for documents whose content is unchanged (no generation bump)."""
+        if not mtimes:
+            return
+        with self._errors("recording file times"), self._transaction() as conn:
+            conn.executemany("UPDATE documents SET mtime = ? WHERE path = ?",
+                             [(float(m), p) for p, m in mtimes.items()])
 
     # --- maintenance ----------------------------------------------------------
     def integrity_findings(self) -> list[str]:
@@ -1045,6 +1179,12 @@ class SQLiteStore(Store):
                     findings.append(
                         f"{n} embedding(s) not of the recorded dimension {dim}"
                     )
+            kept = self._counters()
+            for key, sql in _COUNTER_TRUTH.items():
+                true = int(conn.execute(sql).fetchone()[0])
+                if kept[key] != true:
+                    findings.append(f"the index counter {key} says {kept[key]} but the rows "
+                                    f"say {true}")
         return findings
 
     def fulltext_findings(self) -> list[str]:

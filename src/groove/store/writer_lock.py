@@ -152,8 +152,7 @@ class WriterLock:
             holder = _read_holder(fd)
             if not wait:
                 raise Busy(f"the index {self.path.with_suffix('')} is being written by "
-                           f"{holder.describe()}; wait for it to finish, or run again "
-                           "without --no-wait to wait")
+                           f"{holder.describe()}; try again when it has finished")
             if not told and on_wait is not None:
                 on_wait(holder)
                 told = True

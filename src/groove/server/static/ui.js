@@ -2,6 +2,9 @@
 // client (initialize, notifications/initialized, tools/call over Streamable
 // HTTP), so what you see is what an LLM client gets. Document text is only
 // ever inserted with textContent; match_spans are UTF-8 byte offsets.
+// A search lives in the address (/ui?q=…&limit=…&tags_any=…), so it can be
+// linked, bookmarked and gone back to; the parameter names are the search
+// tool's own (docs/mcp.md), except q for the query.
 "use strict";
 
 const MCP_URL = "/mcp";
@@ -113,7 +116,10 @@ function describeIndex(index) {
   if (!index) return "unknown";
   const share = `${index.documents_embedded}/${index.documents} documents embedded`;
   if (index.state === "building" || index.state === "incomplete") return `${index.state}: ${share}`;
-  if (index.state === "complete" && index.files_newer) return `complete (${index.files_newer} file(s) changed since)`;
+  const notes = [];
+  if (index.files_newer) notes.push(`${index.files_newer} file(s) changed since`);
+  if (index.files_skipped) notes.push(`${index.files_skipped} skipped: see groove doctor`);
+  if (index.state === "complete" && notes.length) return `complete (${notes.join("; ")})`;
   return index.state;
 }
 
@@ -181,17 +187,85 @@ function showMessage(text, kind) {
   msg.className = kind || "";
 }
 
-async function runSearch(event) {
+// Filters of the search tool the page offers: [argument, is a list]. A list is
+// typed comma-separated and repeated in the address (tags_any=a&tags_any=b).
+const FILTERS = [["category", false], ["topic", false], ["tags_any", true], ["tags_all", true],
+  ["path_globs", true], ["date_from", false], ["date_to", false]];
+const DEFAULT_LIMIT = 5;
+
+function splitList(text) {
+  return text.split(",").map((t) => t.trim()).filter(Boolean);
+}
+
+// The form as address parameters: q, limit when not the default, each filter set.
+function formParams() {
+  const params = new URLSearchParams();
+  params.set("q", document.getElementById("q").value.trim());
+  const limit = parseInt(document.getElementById("limit").value, 10) || DEFAULT_LIMIT;
+  if (limit !== DEFAULT_LIMIT) params.set("limit", String(limit));
+  for (const [name, isList] of FILTERS) {
+    const value = document.getElementById("f-" + name).value.trim();
+    if (!value) continue;
+    if (isList) for (const item of splitList(value)) params.append(name, item);
+    else params.set(name, value);
+  }
+  return params;
+}
+
+// Address parameters back into the form (unknown ones are ignored).
+function fillForm(params) {
+  document.getElementById("q").value = params.get("q") || "";
+  document.getElementById("limit").value = params.get("limit") || String(DEFAULT_LIMIT);
+  let anyFilter = false;
+  for (const [name, isList] of FILTERS) {
+    const values = params.getAll(name).map((v) => v.trim()).filter(Boolean);
+    document.getElementById("f-" + name).value = isList ? values.join(", ") : (values[0] || "");
+    anyFilter = anyFilter || values.length > 0;
+  }
+  if (anyFilter) document.getElementById("filters").open = true;
+}
+
+// The search tool's arguments for these parameters.
+function searchArgs(params) {
+  const args = { query: params.get("q") || "", limit: parseInt(params.get("limit"), 10) || DEFAULT_LIMIT,
+    all_language_spans: true };
+  for (const [name, isList] of FILTERS) {
+    const values = params.getAll(name);
+    if (values.length) args[name] = isList ? values : values[0];
+  }
+  return args;
+}
+
+async function submitSearch(event) {
   event.preventDefault();
-  const query = document.getElementById("q").value.trim();
-  const limit = parseInt(document.getElementById("limit").value, 10) || 5;
+  const params = formParams();
+  if (!params.get("q")) return;
+  const address = "/ui?" + params.toString();
+  if (location.pathname + location.search !== address) history.pushState(null, "", address);
+  await runSearch(params);
+}
+
+// The search the address names, if any (on load, and on back/forward).
+async function searchFromAddress() {
+  const params = new URLSearchParams(location.search);
+  fillForm(params);
+  if ((params.get("q") || "").trim()) await runSearch(params);
+  else {
+    document.getElementById("results").replaceChildren();
+    showMessage("");
+  }
+}
+
+async function runSearch(params) {
+  const args = searchArgs(params);
+  const query = args.query.trim();
   const list = document.getElementById("results");
   if (!query) return;
   list.dataset.state = "busy";
   showMessage("Searching…");
   const started = performance.now();
   try {
-    const result = await mcp.callTool("search", { query, limit, all_language_spans: true });
+    const result = await mcp.callTool("search", args);
     const text = (result.content || []).map((c) => c.text || "").join("");
     if (result.isError) {
       list.replaceChildren();
@@ -216,7 +290,9 @@ async function runSearch(event) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  document.getElementById("search-form").addEventListener("submit", runSearch);
+  document.getElementById("search-form").addEventListener("submit", submitSearch);
+  window.addEventListener("popstate", searchFromAddress);
+  searchFromAddress();
   refreshStatus();
   setInterval(refreshStatus, 5000);
 });

@@ -1,0 +1,90 @@
+"""`groove index` and `groove search` as a new user meets them: real processes, piped, Ctrl-C.
+
+Each test runs ``python -m groove`` with stdout and stderr piped (as scripts
+and tools run it) and reads what a person would read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+WORDS = ["index", "search", "vector", "chunk", "heading", "notes", "fusion", "rank", "query",
+         "token", "model", "window", "document", "batch", "resume", "interrupt", "progress",
+         "answer"]
+
+
+def _folder(root: Path, documents: int) -> Path:
+    """Notes of 2-6 sections each, enough that embedding them takes a while."""
+    for d in range(documents):
+        sections = []
+        for s in range(2 + d % 5):
+            body = " ".join(WORDS[(d * 7 + s * 3 + i) % len(WORDS)] for i in range(60 + 25 * s))
+            sections.append(f"## Part {s} of note {d}\n\n{body}\n")
+        (root / f"note-{d:03}.md").write_text(f"# Note {d}\n\n" + "\n".join(sections))
+    return root
+
+
+def _groove(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != "GROOVE_LOG"}
+    return subprocess.Popen([sys.executable, "-m", "groove", *args], cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+PERCENT = re.compile(r"^Embedding: (\d+)/(\d+) documents, (\d+)/(\d+) tokens \((\d+)%\), "
+                     r"(\d+) tokens/s, ETA ")
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_what_was_embedded_says_so_and_search_answers_at_once(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    _folder(kb, 40)
+    build = _groove("index", "--kb-path", str(kb), cwd=tmp_path)
+    assert build.stderr is not None
+    lines: list[str] = []
+    seen = 0
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        line = build.stderr.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+        match = PERCENT.match(line)
+        if match and int(match.group(5)) >= 25:
+            seen = int(match.group(5))
+            build.send_signal(signal.SIGINT)  # Ctrl-C
+            break
+    assert seen, "no Embedding: progress line reached 25 %:\n" + "\n".join(lines)
+    # plain (non-TTY) runs show documents, tokens, rate and ETA from the first batch on
+    assert PERCENT.match(next(x for x in lines if x.startswith("Embedding: ")))
+    out, err = build.communicate(timeout=120)
+    assert build.returncode == 130, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: interrupted; kept 40 document(s)"), err  # on its own line
+    assert f"run `groove index --kb-path {kb}` to finish" in last
+    kept, total = map(int, re.search(r"\((\d+) of (\d+) chunks\)", last).groups())
+    assert kept / total >= (seen - 5) / 100, last  # whole documents kept all along the run
+
+    search = _groove("search", "index resume", "--kb-path", str(kb), cwd=tmp_path)
+    out, err = search.communicate(timeout=300)
+    assert search.returncode == 0, err
+    answer = json.loads(out)
+    assert answer["results"] and answer["index"]["state"] == "incomplete"
+    assert answer["index"]["chunks_embedded"] == kept  # answered at once: nothing embedded
+    assert "note: the index is incomplete" in err and "groove index" in err
+    assert "INFO" not in err and "groove.toml" not in err  # quiet by default
+
+    finish = _groove("index", "--kb-path", str(kb), "--quiet", "--json", cwd=tmp_path)
+    out, err = finish.communicate(timeout=900)
+    assert finish.returncode == 0, err
+    assert json.loads(out)["chunks_embedded"] == total - kept  # resumed: nothing twice
