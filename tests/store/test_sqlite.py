@@ -463,7 +463,8 @@ def test_integrity_findings_clean_then_each_corruption_reported(
     store.write_document(record("a.md"), chunks("one two three", "four five six", "seven"), vecs(3))
     store.write_document(record("b.md"), chunks("eight nine"), vecs(1, 1))
     store.set_meta(build_state="complete")  # a missing vector is a fault only in a finished build
-    assert store.integrity_findings() == []
+    store.flush()
+    assert store.integrity_findings() == [] and store.fulltext_findings() == []
     ids = [c.id for c in store.all_chunks_meta()]
     with sqlite3.connect(db) as c:
         c.execute("DELETE FROM embeddings WHERE chunk_id = ?", (ids[0],))
