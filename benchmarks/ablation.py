@@ -48,7 +48,7 @@ from groove.config import load_config  # noqa: E402
 from groove.embedders import get_embedder  # noqa: E402
 from groove.embedders.base import Embedder  # noqa: E402
 from groove.evaluation import run_eval  # noqa: E402
-from groove.indexing import chunking, indexer  # noqa: E402
+from groove.indexing import chunking  # noqa: E402
 from groove.kb import KnowledgeBase  # noqa: E402
 from groove.search.request import SearchRequest  # noqa: E402
 
@@ -120,7 +120,7 @@ def open_index(name: str, source: Path, *, contextual: bool, fold: bool,
         kb = KnowledgeBase(load_config(kb_path=kb_path, cwd=folder, overrides=overrides),
                            embedder=embedder)
         chunker = functools.partial(chunking.chunk_document, fold_stubs=fold)
-        with mock.patch.object(indexer, "chunk_document", chunker):
+        with mock.patch.object(chunking, "chunk_document", chunker):
             kb.index()
         embedder.save()
         (folder / "done").write_text("ok\n")

@@ -50,3 +50,18 @@ def test_rust_log_is_read_with_one_note_and_groove_log_wins(tmp_path):
     assert chatty.stderr.count("read as GROOVE_LOG=debug") == 1
     both = _status(tmp_path, RUST_LOG="error", GROOVE_LOG="info")
     assert "note: RUST_LOG" not in both.stderr and "INFO " in both.stderr
+
+
+@given(st.text())
+def test_no_control_character_reaches_a_log_line(text):
+    """The guarantee: whatever text a message carries, the line holds no control character
+    but tab and newline, and printable text is left alone."""
+    import logging
+
+    from groove._logging import _EscapingFormatter, escape_controls
+
+    line = _EscapingFormatter("%(message)s").format(
+        logging.LogRecord("groove", logging.WARNING, __file__, 1, "got %s", (text,), None))
+    assert not any((ord(c) < 32 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F for c in line)
+    if text.isprintable():
+        assert escape_controls(text) == text

@@ -6,6 +6,11 @@ GrooveSeek's ``RUST_LOG`` is read when ``GROOVE_LOG`` is not set
 stdout belongs to results (and to MCP frames under ``serve`` on stdio), so no
 handler here ever writes to it.
 
+Log messages carry text from outside (stdin lines, file names, server
+answers): :class:`_EscapingFormatter` writes control characters other than
+newline and tab as backslash escapes, so no message can move the cursor,
+rewrite a line or change the terminal's colours.
+
 The default is quiet: warnings, errors and *notes* (:data:`NOTE`, the few
 lines a user running a command wants to see: the address a server listens
 on, a model being downloaded, what the watcher re-indexed). Routine details
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 #: Between INFO and WARNING: shown by default (:func:`note` logs at it).
@@ -49,6 +55,22 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
     @stream.setter
     def stream(self, _value: object) -> None:
         pass
+
+
+#: C0 controls except tab and newline, DEL, and the C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control characters (not tab or newline) written as escapes."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+class _EscapingFormatter(logging.Formatter):
+    """The usual formatter, with :func:`escape_controls` applied to the message."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        return escape_controls(super().formatMessage(record))
 
 
 #: RUST_LOG level names -> groove's (``trace`` has no finer groove level; ``off`` keeps errors).
@@ -95,7 +117,7 @@ def configure_logging(level: str | None = None) -> None:
     root.setLevel(number)
     if not any(getattr(h, "_groove", False) for h in root.handlers):
         handler = _CurrentStderr()
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
         handler._groove = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     # Our handler is the one that prints; the MCP SDK installs its own on the

@@ -63,6 +63,7 @@ from groove.indexing.state import (
     missing_state,
 )
 from groove.models import DocumentRow, IndexState, SearchResponse
+from groove.parsers import check_parsers
 from groove.search.request import SearchRequest
 from groove.store.base import Store
 from groove.store.writer_lock import Holder, WriterLock
@@ -199,6 +200,7 @@ class KnowledgeBase:
 
         kb_schema(self.kb_path)
         self.check_model(force=force)
+        check_parsers(self.config.parsers.enabled)  # a missing grammar: before any file exists
         if not self.has_index():
             from groove.checks.leftovers import note_grooveseek_index
 
@@ -318,6 +320,7 @@ class KnowledgeBase:
     def sync_paths(self, rel_paths: list[str]) -> IndexSummary:
         """Re-index, delete or rename exactly these paths (the watcher's entry point)."""
         self.check_model()
+        check_parsers(self.config.parsers.enabled)
         with self._writing(True):
             return run_index(self.config, self._writable_store(), self._load_embedder,
                              only_paths=rel_paths, write_lock=self._lock)

@@ -25,6 +25,54 @@ def passage_text(context: str, content: str) -> str:
     return f"{context}\n\n{content}" if context else content
 
 
+def code_breadcrumb(path: str, scope: str | None, kind: str | None, name: str | None) -> str:
+    """``src/db.rs > impl Database > method open``: where a code chunk sits, in words.
+
+    Parts that are unknown (a chunk of top-level lines has no definition) are
+    left out; the path is always there.
+    """
+    parts = [path]
+    if scope:
+        parts.append(scope)
+    if name:
+        parts.append(f"{kind} {name}" if kind else name)
+    return " > ".join(parts)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One definition a grammar's tags query reported, as whole lines (0-based, inclusive).
+
+    ``kind`` is the grammar's word (``function``, ``class``, ``method``...),
+    ``scope`` the first enclosing node with a name (``impl Database``,
+    ``class Config``) or None at top level. ``children`` are the definitions
+    nested inside it, in order and not overlapping.
+    """
+
+    first_line: int
+    last_line: int
+    name: str
+    kind: str
+    scope: str | None = None
+    children: tuple[Definition, ...] = ()
+
+
+@dataclass(frozen=True)
+class CodeOutline:
+    """What the code parser found in a source file: its text and its definitions.
+
+    ``definitions`` are the top-level ones (nested ones hang below them),
+    sorted and not overlapping. ``fallback`` names why the file is chunked
+    by lines instead (``parse:too-deep``); chunking may add
+    ``parse:too-many-chunks`` itself (docs/indexing.md, "Source code").
+    """
+
+    language: str
+    text: str
+    definitions: tuple[Definition, ...]
+    fallback: str | None = None
+
+
 #: How a document's chunks were built (stored per document; docs/indexing.md
 #: 'Very long files'): by its sections, or coarsely by lines because by
 #: sections it would have given more than ``max_chunks_per_file`` chunks.
@@ -67,6 +115,8 @@ class ParsedDocument:
     topic: str | None = None
     binary_format: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: Set by the code parsers: the file is chunked at its definitions, not its sections.
+    outline: CodeOutline | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +131,12 @@ class Chunk:
     token_count: int
     quality: float
     ancestry: tuple[str, ...] = ()
+    #: Source-code chunks only (None for prose): the definition's kind and
+    #: enclosing scope, and the chunk's own 1-based line range in the file.
+    symbol_kind: str | None = None
+    scope: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +155,8 @@ class DocumentRecord:
     size: int
     mtime: float
     binary_format: bool = False
+    #: The code parser's language id (``python``, ``rust``...); None for prose.
+    language: str | None = None
     #: BY_SECTIONS or COARSE; kept as it was when a rename moves the document.
     chunking: str = BY_SECTIONS
     #: The values of the frontmatter keys the schema declares (docs/filters),
@@ -125,6 +183,7 @@ class DocumentRow:
     binary_format: bool
     indexed_at: float
     chunk_count: int
+    language: str | None = None
     chunking: str = BY_SECTIONS
 
 
@@ -148,6 +207,11 @@ class ChunkRow:
     date: str | None
     tags: tuple[str, ...]
     binary_format: bool = False
+    symbol_kind: str | None = None
+    scope: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +226,7 @@ class DocumentMeta:
     date: str | None
     tags: tuple[str, ...]
     binary_format: bool = False
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +241,9 @@ class ChunkColumns:
     doc_slot: Any  # int32[n], index into ``documents``
     quality: Any  # float64[n]
     documents: tuple[DocumentMeta, ...]
+    #: int16[n] index into ``kinds`` (-1: no symbol kind, a prose or gap chunk).
+    kind_code: Any = None
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass
@@ -201,6 +269,14 @@ class Hit:
     match_spans: list[dict[str, int]] | None = None
     expanded_from: dict[str, Any] | None = None
     uri: str | None = None
+    symbol_kind: str | None = None
+    scope: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+    def location(self) -> str:
+        """``path:line`` for a source-code hit, the path alone otherwise."""
+        return self.path if self.line_start is None else f"{self.path}:{self.line_start}"
 
     def to_json(self) -> dict[str, Any]:
         """The hit as the response object: optional keys only when set."""
@@ -222,6 +298,10 @@ class Hit:
             out["expanded_from"] = self.expanded_from
         if self.uri is not None:
             out["uri"] = self.uri
+        for key in ("symbol_kind", "scope", "line_start", "line_end"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
         return out
 
 

@@ -53,6 +53,20 @@ def test_a_coarsely_chunked_file_is_reported_with_its_fix(kb_dir, run):
     assert "[FAIL] chunking: 1 finding(s)" in text.stdout and "chunked coarsely" in text.stdout
 
 
+def test_a_source_file_chunked_without_definitions_is_reported(kb_dir, run):
+    """Over the cap a source file is cut by lines (tagged); doctor names it and why."""
+    (kb_dir / "many.py").write_text("\n\n".join(
+        f"def function_number_{i}():\n    return {i} * 1000" for i in range(12)))
+    (kb_dir / "groove.toml").write_text(
+        'max_chunks_per_file = 4\n[parsers]\nenabled = ["md", "python"]\n')
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    data = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    [finding] = data["findings"]
+    assert (finding["check"], finding["path"]) == ("chunking", "many.py")
+    assert "chunked without definitions" in finding["message"]
+    assert "max_chunks_per_file (4)" in finding["message"]
+
+
 def test_an_index_from_before_the_whole_file_policy_is_reported_until_forced(kb_dir, run):
     import sqlite3
 

@@ -574,7 +574,8 @@ def test_defaults_for(work: Path) -> None:
     assert cfg.kb_path == work / "notes" and cfg.db_path == work / "notes" / ".groove.db"
     assert cfg.model == "multilingual-e5-small" and cfg.reranker is None
     assert cfg.rerank_by_default is False and cfg.exclude_headings == []
-    assert cfg.exclude_dirs == [".obsidian", ".git", "node_modules", "target", ".vscode", ".idea"]
+    assert cfg.exclude_dirs == [".obsidian", ".git", "node_modules", "target", ".vscode", ".idea",
+                                ".venv"]
     assert cfg.search.fusion.rrf_k == 60.0 and cfg.search.min_confidence_ratio == 1.5
     assert cfg.transport.http.bind == "127.0.0.1:3100" and cfg.transport.http.max_sessions == 256
     with pytest.raises(ConfigError, match="does not exist"):

@@ -25,6 +25,7 @@ UNTRUSTED_MAY_SET = {
     "model", "reranker", "rerank_by_default", "exclude_headings", "exclude_dirs",
     "max_chunks_per_file",
     "quality_filter.enabled", "quality_filter.threshold", "parsers.enabled",
+    "parsers.code.max_chunk_chars",
     "watch.enabled", "watch.debounce_ms",
     "transport.kind", "transport.http.healthz_public", "transport.http.max_connections",
     "transport.http.header_timeout_s", "transport.http.body_timeout_s",
@@ -61,6 +62,7 @@ HOSTILE: dict[str, Any] = {
     "transport.http.allowed_hosts": ["evil.example:9000"],
     "transport.http.allowed_origins": ["http://evil.example:9000"],
     "transport.http.max_sessions": 99999,
+    "transport.http.systemd_socket": True,
 }
 
 
@@ -92,6 +94,8 @@ def test_trusted_only_list_is_pinned() -> None:
 def _toml(dotted: str, value: Any) -> str:
     *tables, key = dotted.split(".")
     rendered = repr(value).replace("'", '"') if not isinstance(value, str) else f'"{value}"'
+    if isinstance(value, bool):
+        rendered = str(value).lower()
     header = f"[{'.'.join(tables)}]\n" if tables else ""
     return f'kb_path = "notes"\n{header}{key} = {rendered}\n'
 

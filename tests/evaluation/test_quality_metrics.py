@@ -34,6 +34,21 @@ def test_cross_language_recall_counts_only_x_ids_and_the_rate_counts_flags() -> 
     assert "cross_language_recall@5" not in aggregate([result("c", [1], False)], [5])
 
 
+def test_the_text_table_prints_cross_language_recall_and_both_flag_rates() -> None:
+    from groove.evaluation.report import EvalReport
+
+    results = [result("x-a", [1], False), result("x-b", [None], True), result("c", [9], True)]
+    metrics = {**aggregate(results, [5]), "unanswerable_low_confidence_rate": 0.75}
+    report = EvalReport(golden_path="g.yml", timestamp="t", k_values=[5], metrics=metrics,
+                        queries=results, fingerprint={}, fingerprint_hash="h", corpus_digest="d",
+                        regression_threshold=0.05)
+    lines = report.render_text(details=False).splitlines()
+    table = {line.split()[0]: line.split()[1] for line in lines[2:]}
+    assert table["cross_language_recall@5"] == "0.500"
+    assert table["low_confidence_rate"] == "0.667"
+    assert table["unanswerable_low_confidence_rate"] == "0.750"
+
+
 def test_a_rising_answerable_low_confidence_rate_is_the_regression() -> None:
     marks, regressed = compare_metrics({"low_confidence_rate": 0.5}, {"low_confidence_rate": 0.2}, 0.05)
     assert regressed and marks["low_confidence_rate"] == "↓"

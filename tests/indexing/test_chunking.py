@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groove.indexing.chunking import breadcrumb, chunk_document
+from groove.indexing.quality import is_link_or_metadata_only
 from groove.models import ParsedDocument, Section
 from groove.parsers.markdown import MarkdownParser
 
@@ -241,6 +242,28 @@ def test_trailing_stubs_are_appended_to_the_previous_chunk():
         """, fold=True)
     assert [(c.heading, c.content) for c in chunks] == [
         ("Rules", ENTRY + "\n\n- [Fares](fares.md)\n- <https://example.org/timetable>")]
+
+
+def test_a_related_list_of_short_links_with_short_notes_is_a_stub_and_folds():
+    chunks = chunks_of(f"""
+        # Doc
+        ## Rules
+        {ENTRY}
+        ## Related
+        - `docs/configuration.md` — the keys that steer this behaviour
+        - [clients.md](clients.md) — `.mcp.json` recipes, the HTTP transport, the watcher
+        - `docs/usage.ja.md` — 同じフラグに `groove.toml` で既定値を与える
+        """, fold=True)
+    assert [c.heading for c in chunks] == ["Rules"]
+    assert chunks[0].content.startswith(ENTRY) and "clients.md" in chunks[0].content
+
+
+def test_a_list_of_links_with_real_explanations_is_not_a_stub():
+    body = ("- [Install](install.md) — run the installer, then open the settings page and "
+            "choose the folder that holds your notes before the first index run\n"
+            "- [Search](search.md) — how the two retrievers are combined, with examples of "
+            "filters, exclusions and quoted phrases for everyday questions")
+    assert not is_link_or_metadata_only(body)
 
 
 def test_a_document_of_stubs_only_keeps_them_and_the_quality_score_hides_them():

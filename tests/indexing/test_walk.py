@@ -324,3 +324,30 @@ def test_a_200_level_tree_is_walked_and_read(tmp_path):
     rel = "/".join(parts) + "/bottom.md"
     assert walk_kb(tmp_path) == [rel]
     assert read_file_safely(tmp_path, rel) == b"deep\n"
+
+
+def test_a_very_deep_tree_is_cut_at_the_depth_cap_with_one_warning(tmp_path):
+    """The red-team's tree was 2,100 levels deep (every search then took 41 s); 300 levels
+    show the rule: files within the cap are found, the walk stops at it and says so once
+    (the 200-level tree above stays within it)."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for level in range(1, 301):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+            if level in (10, walk.MAX_DIR_DEPTH, walk.MAX_DIR_DEPTH + 1, 300):
+                note = os.open(f"n{level}.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+                os.write(note, b"# deep\n")
+                os.close(note)
+    finally:
+        os.close(fd)
+    skipped: list[tuple[str, str]] = []
+    found = list(iter_candidate_files(root, ExclusionRules(root, [], None), {"md"},
+                                      lambda path, why: skipped.append((path, why))))
+    assert sorted(p.rsplit("/", 1)[1] for p in found) == ["n10.md", f"n{walk.MAX_DIR_DEPTH}.md"]
+    assert len(skipped) == 1 and f"deeper than {walk.MAX_DIR_DEPTH} folder levels" in skipped[0][1]
+    assert skipped[0][0].count("/") == walk.MAX_DIR_DEPTH

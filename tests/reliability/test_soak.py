@@ -99,7 +99,7 @@ async def _final_versions_served(url: str, finals: dict[str, str]) -> bool:
 
 def _settled(server, finals: dict[str, str]) -> bool:
     status = httpx.get(server.base + "/api/admin/status", timeout=10).json()
-    return status["indexing"] is False and asyncio.run(_final_versions_served(server.mcp_url, finals))
+    return status["indexing"]["active"] is False and asyncio.run(_final_versions_served(server.mcp_url, finals))
 
 
 @pytest.mark.slow

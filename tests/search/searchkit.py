@@ -66,6 +66,10 @@ class Sec:
     token_count: int | None = None
     vector: np.ndarray | None = None
     context: str = ""  # the breadcrumb (stored only in contextual mode)
+    symbol_kind: str | None = None  # source-code chunks only
+    scope: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
 
 
 @dataclass
@@ -78,13 +82,14 @@ class Corpus:
 
     def add(self, path: str, sections: Sequence[Sec | str], *, title: str | None = None,
             category: str | None = None, topic: str | None = None, date: str | None = None,
-            tags: Sequence[str] = (), binary_format: bool = False) -> list[int]:
+            tags: Sequence[str] = (), binary_format: bool = False,
+            language: str | None = None) -> list[int]:
         """Write one document; return its chunk ids in chunk order."""
         secs = [s if isinstance(s, Sec) else Sec(s) for s in sections]
         chunks = [
             Chunk(i, s.heading, s.level, s.context, s.content,
                   s.token_count if s.token_count is not None else max(1, len(s.content) // 4),
-                  s.quality, ())
+                  s.quality, (), s.symbol_kind, s.scope, s.line_start, s.line_end)
             for i, s in enumerate(secs)
         ]
         if all(s.vector is not None for s in secs):
@@ -95,7 +100,7 @@ class Corpus:
         record = DocumentRecord(
             path=path, sha256=hashlib.sha256(path.encode()).hexdigest(), title=title or path,
             category=category, topic=topic, date=date, tags=tuple(tags), tags_invalid=False,
-            metadata={}, size=1, mtime=1.0, binary_format=binary_format)
+            metadata={}, size=1, mtime=1.0, binary_format=binary_format, language=language)
         self.store.write_document(record, chunks, vectors)
         self.store.flush()  # publish to the full-text index, as the indexer does per batch
         doc = self.store.get_document(path)

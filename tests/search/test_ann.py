@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from groove.config.model import VectorsConfig
 from groove.models import Chunk, DocumentRecord
+from groove.search import ann
 from groove.search.ann import ann_paths
 from groove.search.filters import ChunkFilter
 from groove.search.vectors import VectorIndex
@@ -177,3 +178,39 @@ def test_compact_storage_keeps_scores_close(built, storage, tolerance):
                 assert abs(score - want[chunk_id]) <= tolerance
         overlap += len(set(list(want)[:10]) & {c for c, _ in got[:10]})
     assert overlap >= 0.9 * 100
+
+
+@pytest.mark.parametrize("plant", ["list sidecar", "string sidecar", "fifo index", "fifo keys",
+                                   "2-d keys", "directory index"])
+def test_a_planted_or_misshapen_ann_file_is_rebuilt_or_reported_never_a_traceback(
+        tmp_path, plant, caplog):
+    """Each is rebuilt (or, for a directory the index cannot be saved over, searched from
+    memory with one warning), the build thread finishes, and no traceback reaches the log."""
+    import os
+
+    db = tmp_path / "index.db"
+    store = make_store(db, docs=20)
+    ready_index(store, db).close()
+    saved, keys, sidecar = ann_paths(db)
+    kind, _, target = plant.partition(" ")
+    path = {"sidecar": sidecar, "index": saved, "keys": keys}[target]
+    path.unlink()
+    if kind == "list":
+        path.write_text("[1, 2, 3]", encoding="utf-8")
+    elif kind == "string":
+        path.write_text('"format"', encoding="utf-8")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "2-d":
+        np.save(path, np.zeros((2, 2), dtype=np.int64))
+    else:
+        path.mkdir()
+    again = ready_index(store, db)  # asserts the background build finished (no stuck thread)
+    assert again.ann_size == len(again)
+    assert "Traceback" not in caplog.text and not any(r.exc_info for r in caplog.records)
+    if kind == "directory":
+        assert "is a directory" in caplog.text
+    else:
+        assert path.is_file() and ann.AnnIndex.load(db, "test-model", DIM) is not None
+    again.close()
+    store.close()

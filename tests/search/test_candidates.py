@@ -59,3 +59,28 @@ def test_japanese_exclusion_is_a_substring_test_of_any_length(fixed):
     assert fixed.paths(fixed.search("案内 -京", include_low_quality=True)) == ["osaka.md"]
     assert fixed.paths(fixed.search("xyzzy -タワーの案", include_low_quality=True)) == [
         "kyoto.md", "osaka.md"]
+# --- the bilingual vector leg ----------------------------------------------------------
+
+
+def test_an_other_language_answer_outranks_same_language_neighbours_by_the_offset(
+        corpus_factory) -> None:
+    from searchkit import FixedQueryEmbedder, Sec, unit
+
+    corpus = corpus_factory(FixedQueryEmbedder(unit((0, 1.0))))
+    # Three English notes a little closer to the question than the Japanese answer.
+    for i in range(3):
+        corpus.add(f"en{i}.md", [Sec(f"ferry notes number {i} with enough words",
+                                     vector=unit((0, 1.0), (1 + i, 0.45)))], title=f"Notes {i}")
+    corpus.add("ja.md", [Sec("台風のときは乗組員三名が船内に残って当直します",
+                             vector=unit((0, 1.0), (5, 0.5)))], title="台風対策")
+    off = corpus.config(search={"fusion": {"cross_language_offset": 0.0,
+                                           "cross_language_imputation": 0.0},
+                                "document_margin": 0})
+    on = corpus.config(search={"fusion": {"cross_language_offset": 0.04,
+                                          "cross_language_imputation": 0.5},
+                               "document_margin": 0})
+    assert corpus.paths(corpus.search("crew on standby during a typhoon", config=off))[-1] == "ja.md"
+    assert corpus.paths(corpus.search("crew on standby during a typhoon", config=on))[0] == "ja.md"
+    # A Japanese question sees the English notes as the other language: they gain instead.
+    assert corpus.paths(corpus.search("台風の当直", config=off))[0] == "en0.md"
+    assert corpus.paths(corpus.search("台風の当直", config=on))[-1] == "ja.md"

@@ -123,6 +123,57 @@ def test_filter_applied_echoes_only_filters_that_had_an_effect(kb: Corpus) -> No
         "date_to": "2030"}
 
 
+# --------------------------------------------------------------------------- source code
+
+
+@pytest.fixture
+def code_kb(fixed: Corpus) -> Corpus:
+    """Prose and code that all mention "widget"; code chunks carry kinds and lines."""
+    fixed.add("guide.md", [Sec("The widget guide explains the widget in prose form.",
+                               vector=unit((0, 1.0), (1, 0.5)))])
+    fixed.add("src/widget.py", [
+        Sec("def make_widget():\n    return Widget()  # widget factory", heading="make_widget",
+            symbol_kind="function", line_start=3, line_end=4, vector=unit((0, 1.0), (2, 0.5))),
+        Sec("class Widget:\n    \"\"\"A widget with parts and a widget name.\"\"\"",
+            heading="Widget", symbol_kind="class", line_start=7, line_end=8,
+            vector=unit((0, 1.0), (3, 0.5))),
+        Sec("import widget_support  # widget helpers for the module", heading=None,
+            line_start=1, line_end=1, vector=unit((0, 1.0), (4, 0.5))),
+    ], language="python", tags=("code",))
+    fixed.add("src/widget.rs", [
+        Sec("fn open(&self) -> Widget { widget::open(self.path) }", heading="open",
+            symbol_kind="method", scope="impl Widget", line_start=10, line_end=12,
+            vector=unit((0, 1.0), (5, 0.5))),
+    ], language="rust", tags=("code",))
+    return fixed
+
+
+def test_languages_keep_only_source_files_of_those_languages(code_kb: Corpus) -> None:
+    assert found(code_kb, languages=["python"]) == {"src/widget.py"}
+    assert found(code_kb, languages=["rs"]) == {"src/widget.rs"}  # GrooveSeek's id
+    assert found(code_kb, languages=["python", "rust"]) == {"src/widget.py", "src/widget.rs"}
+    assert found(code_kb, languages=["go"]) == set()
+
+
+def test_symbol_kind_keeps_only_chunks_of_those_kinds(code_kb: Corpus) -> None:
+    hits = code_kb.search("widget", limit=20, symbol_kind=["function", "method"]).results
+    assert sorted(h.heading for h in hits) == ["make_widget", "open"]
+    assert code_kb.search("widget", limit=20, symbol_kind=["macro"]).results == []
+
+
+def test_code_hits_carry_kind_scope_and_lines_and_prose_hits_do_not(code_kb: Corpus) -> None:
+    response = code_kb.search("widget", limit=20)
+    by_heading = {h.heading: h.to_json() for h in response.results}
+    assert by_heading["open"]["symbol_kind"] == "method"
+    assert by_heading["open"]["scope"] == "impl Widget"
+    assert (by_heading["open"]["line_start"], by_heading["open"]["line_end"]) == (10, 12)
+    assert "scope" not in by_heading["make_widget"]
+    prose = next(h for h in response.results if h.path == "guide.md").to_json()
+    assert not {"symbol_kind", "scope", "line_start", "line_end"} & prose.keys()
+    assert code_kb.search("widget", limit=20, languages=["python"]).filter_applied == {
+        "languages": ["python"]}
+
+
 def test_filter_applied_never_echoes_the_quality_inputs():
     from hypothesis import given
     from hypothesis import strategies as st

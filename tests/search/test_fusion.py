@@ -122,7 +122,8 @@ def independent_fusion(corpus: Corpus, query: str, limit: int, k: float) -> list
 def test_all_stages_off_output_is_the_fused_ranking(mixed: Corpus, query: str, limit: int,
                                                     k: float) -> None:
     config = mixed.config(search={"fusion": {"method": "rrf", "rrf_k": k},
-                                  "min_confidence_ratio": 0, "max_chunks_per_document": 0})
+                                  "min_confidence_ratio": 0, "max_chunks_per_document": 0,
+                                  "document_margin": 0})
     response = mixed.search(query, limit=limit, config=config, rerank=False, mmr=False,
                             parent_retriever=False)
     expected = independent_fusion(mixed, query, limit, k)
@@ -136,7 +137,8 @@ def test_all_stages_off_output_is_the_fused_ranking(mixed: Corpus, query: str, l
 def test_all_stages_off_output_is_the_convex_ranking(mixed: Corpus, query: str, limit: int,
                                                      w: float) -> None:
     config = mixed.config(search={"fusion": {"method": "convex", "vector_weight": w},
-                                  "min_confidence_ratio": 0, "max_chunks_per_document": 0})
+                                  "min_confidence_ratio": 0, "max_chunks_per_document": 0,
+                                  "document_margin": 0})
     response = mixed.search(query, limit=limit, config=config, rerank=False, mmr=False,
                             parent_retriever=False)
     vector, fts = independent_legs(mixed, query, limit)
@@ -222,3 +224,48 @@ def test_weight_one_is_the_vector_order(vector) -> None:
     assert [s for _, s in by_score] == sorted((s for _, s in vector), reverse=True)
     assert [c for c, _ in fused] == [c for c, _ in sorted(
         ((c, v) for c, v in normalise_vector_leg(vector).items()), key=lambda t: (-t[1], t[0]))]
+
+
+# --- language-aware fusion ------------------------------------------------------------
+
+
+def test_an_other_script_chunk_gets_an_imputed_full_text_score() -> None:
+    vector = [(1, 0.90), (2, 0.85), (3, 0.80)]  # normalised 1.0, 0.5, 0.0
+    fts = [(1, -4.0)]
+    plain = dict(convex_fusion(vector, fts, 0.5))
+    imputed = dict(convex_fusion(vector, fts, 0.5, foreign={2}, imputation=0.5))
+    assert plain[2] == pytest.approx(0.25)
+    assert imputed[2] == pytest.approx(0.5 * 0.5 + 0.5 * (0.5 * 0.5))
+    assert imputed[1] == plain[1] and imputed[3] == plain[3]  # same-script chunks untouched
+
+
+def test_a_real_full_text_match_of_an_other_script_chunk_counts_when_larger() -> None:
+    vector = [(1, 0.9), (2, 0.8)]
+    fts = [(1, -4.0), (2, -4.0)]  # a shared code: both match fully
+    fused = dict(convex_fusion(vector, fts, 0.5, foreign={2}, imputation=1.0))
+    assert fused[2] == pytest.approx(0.5 * 0.0 + 0.5 * 1.0)
+
+
+def test_rrf_counts_an_other_script_chunks_vector_rank_for_the_missing_leg() -> None:
+    vector = [(1, 0.9), (2, 0.8)]
+    fts = [(1, -1.0)]
+    fused = dict(reciprocal_rank_fusion([vector, fts], rrf_k=60, imputed={2}))
+    assert fused[2] == pytest.approx(2 / 62)
+    assert fused[1] == pytest.approx(2 / 61)
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.floats(-1, 1)), unique_by=lambda t: t[0]),
+       st.lists(st.tuples(st.integers(0, 40), st.floats(-20, 0)), unique_by=lambda t: t[0]),
+       st.sets(st.integers(0, 40)), st.floats(0, 1), st.floats(0, 1))
+def test_imputation_only_ever_raises_other_script_chunks(vector, fts, foreign, w, g) -> None:
+    vector = sorted(vector, key=lambda t: -t[1])
+    fts = sorted(fts, key=lambda t: t[1])
+    plain = dict(convex_fusion(vector, fts, w))
+    imputed = dict(convex_fusion(vector, fts, w, foreign=foreign, imputation=g))
+    assert plain.keys() == imputed.keys()
+    for c, score in plain.items():
+        if c in foreign:
+            assert imputed[c] >= score - 1e-12
+        else:
+            assert imputed[c] == score
+    assert dict(convex_fusion(vector, fts, w, foreign=foreign, imputation=0.0)) == plain

@@ -129,8 +129,16 @@ def test_response_json_shape(excl: Corpus) -> None:
     assert [data[s["start"]:s["end"]] for s in hit["match_spans"]] == [b"python", b"packaging"]
 
 
-def test_match_spans_absent_for_japanese_and_empty_when_nothing_matches(excl: Corpus) -> None:
-    for hit in excl.search("サーバー設定", limit=5).to_json()["results"]:
+def test_match_spans_for_japanese_by_default_and_empty_when_nothing_matches(excl: Corpus) -> None:
+    hits = excl.search("サーバー設定", limit=5).to_json()["results"]
+    quoted = [h for h in hits if "サーバー設定" in h["content"]]
+    assert quoted
+    for hit in quoted:  # every language is highlighted by default (docs/citations.md)
+        data = hit["content"].encode()
+        assert {data[s["start"]:s["end"]].decode() for s in hit["match_spans"]} == {"サーバー設定"}
+    # The contract's ASCII-only rule is one key away.
+    ascii_only = excl.config(search={"all_language_spans": False})
+    for hit in excl.search("サーバー設定", limit=5, config=ascii_only).to_json()["results"]:
         assert "match_spans" not in hit
     by_path = {h.path: h for h in excl.search("python", limit=20).results}
     assert by_path["vector_only.md"].match_spans == []

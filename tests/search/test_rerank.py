@@ -61,16 +61,20 @@ def test_rerank_sorts_by_raw_score_with_ties_by_id() -> None:
 
 
 def test_injected_scorer_reorders_and_its_raw_score_is_returned(fruit: Corpus) -> None:
-    plain = fruit.search("fruit salad recipe", limit=3, rerank=False)
+    fused = fruit.config(search={"document_margin": 0})  # the reranked order, no diversity stage
+    plain = fruit.search("fruit salad recipe", limit=3, rerank=False, config=fused)
     scorer = RecordingScorer()
-    ranked = fruit.search("fruit salad recipe", limit=3, rerank=True, scorer=scorer, mmr=False)
+    ranked = fruit.search("fruit salad recipe", limit=3, rerank=True, scorer=scorer, mmr=False,
+                          config=fused)
     assert len(scorer.calls) == 1
     query, texts = scorer.calls[0]
     assert query == "fruit salad recipe"
     assert len(texts) == 15  # limit × 5
     # Only chunks inside the fused top-15 pool can be promoted.
-    pool_ids = [h.chunk_id for h in fruit.search("fruit salad recipe", limit=15, rerank=False).results]
-    pool_texts = {h.chunk_id: h.content for h in fruit.search("fruit salad recipe", limit=15).results}
+    pool_ids = [h.chunk_id for h in fruit.search("fruit salad recipe", limit=15, rerank=False,
+                                                 config=fused).results]
+    pool_texts = {h.chunk_id: h.content for h in fruit.search("fruit salad recipe", limit=15,
+                                                              config=fused).results}
     assert texts == [pool_texts[c] for c in pool_ids]
     assert [h.chunk_id for h in ranked.results] != [h.chunk_id for h in plain.results]
     expected = sorted(((c, 10.0 * pool_texts[c].lower().count("banana") - i * 0.001)

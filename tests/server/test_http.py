@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import time
 from typing import Any
@@ -324,8 +325,17 @@ def test_admin_status_json(http_server, server_kb):
     status = httpx.get(http_server.base + "/api/admin/status").json()
     assert status["documents"] == 6
     assert status["chunks"] >= 5
-    assert status["watcher"] in ("watching", "off")
-    assert isinstance(status["indexing"], bool) and isinstance(status["pid"], int)
+    # GrooveSeek's objects (what its tray polled), then groove's own fields
+    daemon, indexing, watcher, kb = (status[k] for k in ("daemon", "indexing", "watcher", "kb"))
+    assert set(daemon) == {"version", "pid", "uptime_secs", "started_at"}
+    assert daemon["pid"] == status["pid"] and isinstance(daemon["uptime_secs"], int)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", daemon["started_at"])
+    assert set(indexing) == {"active", "started_at", "progress"}
+    assert indexing["active"] is False and indexing["progress"] is None
+    assert {"active", "debounce_ms"} <= set(watcher) and watcher["state"] in ("watching", "off")
+    assert watcher["active"] is (watcher["state"] == "watching")
+    assert kb == {"documents": 6, "chunks": status["chunks"], "model": status["model"]}
+    assert status["config_source"] == "Explicit"  # the test server is given --config
     assert status["version"] and status["uptime_s"] >= 0
     # the same shape as `groove status --format json`, without this machine's paths
     assert {"kb_path", "index_path", "model", "writer", "index"} <= set(status)
@@ -470,7 +480,7 @@ def test_concurrent_clients_search_while_the_watcher_reindexes(tmp_path, server_
     assert seen_titles, "the flipping document was never found"
     assert server.stderr().count("sync: ") >= 2, "the watcher re-indexed during the searches"
     status = httpx.get(server.base + "/api/admin/status").json()
-    assert status["watcher"] == "watching"
+    assert status["watcher"]["state"] == "watching" and status["watcher"]["active"] is True
 
 
 def test_host_names_are_compared_without_case():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -141,6 +142,9 @@ def test_every_request_with_an_id_is_answered_even_when_malformed(server_kb):
         "[" * 3000,
         '{"jsonrpc":"2.0","id":4,"method":5}',
         '{"jsonrpc":"2.0","id":5,"method":"ping"',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',  # ids nobody can answer: logged
+        '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+        "bell\x07 clear\x1b[2J",  # control characters: escaped in the log
         json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
     ]
     proc = subprocess.Popen(groove_cmd("serve", "--config", str(server_kb.config), "--no-watch"),
@@ -175,3 +179,25 @@ def test_every_request_with_an_id_is_answered_even_when_malformed(server_kb):
     assert by_id[6]["result"] == {}
     logged = "".join(err_lines)
     assert "this is not json" in logged and "RecursionError" in logged
+    assert 'request id {"a": 1} is neither an integer nor a string' in logged
+    assert "request id inf is neither" in logged
+    assert "bell\\x07 clear\\x1b[2J" in logged and "\x1b" not in logged and "\x07" not in logged
+
+
+def test_a_client_that_goes_away_ends_the_server_quietly(server_kb):
+    """The client closes its end of our stdout, then stdin: no BrokenPipeError traceback."""
+    proc = subprocess.Popen(groove_cmd("serve", "--config", str(server_kb.config), "--no-watch"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    for request_id in range(1, 4):
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "initialize",
+                                      "params": {"protocolVersion": "2025-11-25",
+                                                 "capabilities": {},
+                                                 "clientInfo": {"name": "gone", "version": "1"}}})
+                          + "\n").encode())
+        proc.stdin.flush()
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -209,6 +209,33 @@ def test_an_installed_unit_reads_back_as_the_same_service(kb, port, config, db):
     assert ServiceSpec.from_argv("groove-x", parse_exec(exec_line[len("ExecStart="):])) == spec
 
 
+def test_socket_install_writes_a_socket_and_service_pair_systemd_accepts(tmp_path, env):
+    """`--socket`: systemd binds the port, the service serves on what it is passed."""
+    kb = make_kb(tmp_path, "socketed")
+    code, out = groove(env, "service", "install", "--kb-path", str(kb), "--port", "3918",
+                       "--socket")
+    assert code == 0, out
+    service = unit_dir(env) / "groove-socketed.service"
+    socket_unit = unit_dir(env) / "groove-socketed.socket"
+    assert f"wrote {socket_unit}" in out and f"wrote {service}" in out
+    assert "systemctl --user enable --now groove-socketed.socket" in out
+    done = subprocess.run(["systemd-analyze", "verify", str(socket_unit), str(service)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+    assert "ListenStream=127.0.0.1:3918" in socket_unit.read_text()
+    text = service.read_text()
+    assert "Requires=groove-socketed.socket" in text
+    argv = parse_exec(next(line for line in text.splitlines()
+                           if line.startswith("ExecStart=")).removeprefix("ExecStart="))
+    assert argv[-1] == "--systemd-socket" and "--bind" not in argv
+    code, out = groove(env, "service", "list", "--format", "json")
+    [listed] = json.loads(out)
+    assert (listed["port"], listed["bind"]) == (3918, "127.0.0.1:3918")
+    code, out = groove(env, "service", "uninstall", "--kb-path", str(kb))
+    assert code == 0 and f"removed {socket_unit}" in out
+    assert not socket_unit.exists() and not service.exists()
+
+
 def _foreign_unit(env: dict[str, str], name: str) -> tuple[Path, str]:
     unit = unit_dir(env) / f"{name}.service"
     unit.parent.mkdir(parents=True, exist_ok=True)

@@ -361,11 +361,18 @@ def test_migration_from_older_schema_version(
     assert calls == [base + 1, base + 2]
 
 
+#: The columns schema 4 added for source code.
+CODE_COLUMNS = (("chunks", "symbol_kind"), ("chunks", "scope"), ("chunks", "line_start"),
+                ("chunks", "line_end"), ("documents", "language"))
+
+
 def as_version_1(db: Path) -> None:
     """Turn a current index file back into the version-1 layout groove wrote before."""
     with sqlite3.connect(db) as c:
         c.execute("DROP TABLE document_fields")
         c.execute("ALTER TABLE documents DROP COLUMN chunking")
+        for table, column in CODE_COLUMNS:
+            c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         c.execute("DELETE FROM index_meta WHERE key IN ('chunk_policy', 'fulltext_id',"
                   " 'text_generation')")
         c.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(heading, context, content,"
@@ -415,6 +422,23 @@ def test_a_version_1_index_loses_fts5_and_gets_its_fulltext_index_rebuilt(
         assert fts_ids(s, "older")
     finally:
         s.close()
+def test_a_version_3_index_gains_the_code_columns_and_keeps_its_chunks(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.write_document(record("a.md"), chunks("prose from before code parsing"), vecs(1))
+    store.close()
+    conn = sqlite3.connect(db)
+    for table, column in CODE_COLUMNS:
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    conn.execute("UPDATE index_meta SET value = '3' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    s = open_store(db)
+    assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
+    (row,) = s.document_chunks(s.get_document("a.md").id)
+    assert row.content == "prose from before code parsing"
+    assert (row.symbol_kind, row.line_start, row.language) == (None, None, None)
+    s.close()
 
 
 def test_failed_migration_rolls_back(
@@ -565,6 +589,8 @@ def test_an_index_from_before_the_counters_is_counted_once_when_opened(store: SQ
         c.execute("DROP TABLE skipped_files")
         c.execute("ALTER TABLE documents DROP COLUMN pending")
         c.execute("DELETE FROM index_meta WHERE key LIKE 'count_%'")
+        for table, column in CODE_COLUMNS:
+            c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         c.execute("UPDATE index_meta SET value = '2' WHERE key = 'schema_version'")
     s = open_store(db)
     try:

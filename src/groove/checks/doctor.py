@@ -17,7 +17,8 @@ The families of checks, each finding naming its fix:
   configured model matches, and whether the recorded model can be loaded;
 * **chunking** — an index built under the old policy that dropped the tail of
   long files, and each document chunked coarsely because by its sections it
-  would have given more than ``max_chunks_per_file`` chunks;
+  would have given more than ``max_chunks_per_file`` chunks (a source file:
+  "chunked without definitions", too deep or over that bound);
 * **fields** — declared frontmatter fields pending (never recorded) or stale
   (the schema on disk declares another set than the index holds).
 
@@ -44,6 +45,7 @@ from groove.errors import (
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
+    from groove.models import DocumentRow
     from groove.store.base import Store
 
 log = logging.getLogger("groove.checks.doctor")
@@ -242,13 +244,31 @@ def _chunking(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
             "may be missing its tail from search", FIX_FORCE))
     cap = kb.config.max_chunks_per_file
     for doc in store.list_documents():
-        if doc.chunking == COARSE:
+        if doc.chunking == COARSE and doc.language is not None:
+            out.append(_without_definitions(doc, cap))
+        elif doc.chunking == COARSE:
             out.append(Finding(
                 "chunking", f"chunked coarsely by lines into {doc.chunk_count} chunks: by its "
                 f"sections it gives more than max_chunks_per_file ({cap}); every line is "
                 "searchable, in larger chunks",
                 f"split the file, or raise max_chunks_per_file and run {FIX_FORCE}", doc.path))
     return out
+
+
+def _without_definitions(doc: DocumentRow, cap: int) -> Finding:
+    """A source file the code chunker cut by lines (docs/indexing.md, "Source code")."""
+    from groove.indexing.code_chunking import TOO_DEEP_TAG
+    from groove.parsers.code.outline import MAX_DEPTH
+
+    if TOO_DEEP_TAG in doc.tags:
+        why, fix = (f"its definitions nest deeper than {MAX_DEPTH} levels",
+                    "flatten the nesting (the bound is fixed)")
+    else:
+        why, fix = (f"its definitions give more than max_chunks_per_file ({cap}) chunks",
+                    f"split the file, or raise max_chunks_per_file and run {FIX_FORCE}")
+    return Finding("chunking", f"chunked without definitions ({doc.chunk_count} line-based "
+                   f"chunks): {why}; every line is searchable, without symbol_kind or scope",
+                   fix, doc.path)
 
 
 # --- declared fields -------------------------------------------------------------

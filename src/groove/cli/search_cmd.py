@@ -21,13 +21,20 @@ MARK_ON, MARK_OFF = "\x1b[7m", "\x1b[27m"
 def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
     """Blocks separated by ``---``: path, heading, score, then the content.
 
+    A source-code hit's path is ``path:line`` (its first line), with its
+    kind, scope and line range on a ``symbol:`` line.
+
     ``highlight`` marks each match span in reverse video (for a terminal).
     """
     blocks = []
     for hit in response.results:
         content = highlighted(hit.content, hit.match_spans) if highlight else hit.content
+        symbol = "" if hit.line_start is None else "symbol: " + " ".join(
+            part for part in (hit.symbol_kind, hit.heading, f"in {hit.scope}" if hit.scope else "",
+                              f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"
         blocks.append(
-            f"path: {hit.path}\nheading: {hit.heading or ''}\nscore: {hit.score:.4f}\n\n{content}"
+            f"path: {hit.location()}\nheading: {hit.heading or ''}\n{symbol}"
+            f"score: {hit.score:.4f}\n\n{content}"
         )
     return "\n---\n".join(blocks)
 

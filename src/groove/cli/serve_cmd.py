@@ -33,6 +33,9 @@ def _overrides(kwargs: dict) -> dict:
 @click.option("--i-know", is_flag=True,
               help="Allow a non-loopback bind (there is no authentication: anyone who reaches the port reads the KB).")
 @click.option("--no-watch", is_flag=True, help="Do not watch the folder for changes.")
+@click.option("--systemd-socket", is_flag=True,
+              help="Serve HTTP on the one listening socket systemd passes (LISTEN_FDS, TCP or "
+                   "Unix); never opens its own, refuses --bind/--port.")
 @click.option("--debounce-ms", type=int, default=None,
               help="Watcher debounce in milliseconds (overrides [watch] debounce_ms).")
 @click.option("--reranker", default=None,
@@ -41,13 +44,20 @@ def _overrides(kwargs: dict) -> dict:
               help="Whether a search call reranks when it does not say (overrides rerank_by_default).")
 @kb_options(overrides=_overrides, model=True)
 def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bind: str | None,
-                  i_know: bool, no_watch: bool) -> None:
+                  i_know: bool, no_watch: bool, systemd_socket: bool) -> None:
     """Serve the knowledge base to MCP clients (builds the index first when there is none)."""
     if bind is not None and port is not None:
         raise click.UsageError(f"--bind {bind} and --port {port} both name the port; pass "
                                "--bind HOST:PORT alone, or --port alone to keep the configured host")
-    from groove.server import build_in_background, serve
+    from groove.server import build_in_background, check_systemd_socket, serve
+    from groove.server.http import adopt_listener
 
+    activated = systemd_socket or kb.config.transport.http.systemd_socket
+    chosen = transport or ("http" if activated else kb.config.transport.kind)
+    listener = None
+    if activated:  # take (or refuse) the socket before the model loads
+        check_systemd_socket(kb, chosen, bind, port)
+        listener = adopt_listener(i_know)
     build_in_background(kb)
-    serve(kb, transport=transport or kb.config.transport.kind, bind=bind, port=port,
-          i_know=i_know, watch=kb.config.watch.enabled and not no_watch)
+    serve(kb, transport=chosen, bind=bind, port=port, i_know=i_know,
+          watch=kb.config.watch.enabled and not no_watch, listener=listener)

@@ -47,11 +47,15 @@ NO_TRAY = ("groove has no tray icon; `groove service status` shows whether the s
               help="Replace a service of the same name that serves another knowledge base.")
 @click.option("--with-tray", is_flag=True, hidden=True)
 @click.option("--dry-run", is_flag=True, help="Print the service file; write and start nothing.")
+@click.option("--socket", "socket_unit", is_flag=True,
+              help="systemd only: also write <name>.socket listening on the bind address; the "
+                   "service starts on the first connection and serves on the socket it is "
+                   "passed (serve --systemd-socket).")
 @_MANAGER
 @kb_options()
 def install_command(kb: KnowledgeBase, name: str | None, port: int | None, bind: str | None,
                     i_know: bool, no_auto_start: bool, force: bool, with_tray: bool,
-                    dry_run: bool, manager: str | None) -> None:
+                    dry_run: bool, socket_unit: bool, manager: str | None) -> None:
     """Install (and start, when a service manager runs) `groove serve --transport http` for this KB."""
     from groove.service import backend_for, install, spec_for
 
@@ -62,8 +66,15 @@ def install_command(kb: KnowledgeBase, name: str | None, port: int | None, bind:
         click.echo(f"note: --with-tray is GrooveSeek's; installing without a tray: {NO_TRAY}",
                    err=True)
     backend = backend_for(manager)
-    spec = spec_for(kb.config, name=name, port=port, bind=bind, i_know=i_know)
+    if socket_unit and backend.kind != "systemd":
+        raise click.UsageError("--socket writes a systemd .socket unit; launchd does not pass "
+                               "sockets the way `serve --systemd-socket` takes them")
+    spec = spec_for(kb.config, name=name, port=port, bind=bind, i_know=i_know,
+                    socket=socket_unit)
     if dry_run:
+        for extra, text in backend.companion_files(spec).items():
+            click.echo(f"# {extra}")
+            click.echo(text)
         click.echo(f"# {backend.path_for(spec.name)}")
         click.echo(backend.render(spec), nl=False)
         return

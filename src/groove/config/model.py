@@ -29,7 +29,7 @@ from pydantic import (
 from groove.config.bind import BindAddress
 from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS
 from groove.errors import PathRefused
-from groove.parsers import LEGACY_PARSER_IDS, PARSERS
+from groove.parsers import LEGACY_PARSER_IDS, PARSER_ALIASES, PARSERS
 from groove.paths import check_rel_path
 from groove.rerankers import RERANKERS
 
@@ -42,7 +42,8 @@ GOLDEN_FILENAME = ".groove-eval.yml"
 MAX_GIT_PARENTS = 19
 
 ALWAYS_EXCLUDED_DIRS = (".git", ".svn", "node_modules")
-DEFAULT_EXCLUDE_DIRS = (".obsidian", ".git", "node_modules", "target", ".vscode", ".idea")
+DEFAULT_EXCLUDE_DIRS = (".obsidian", ".git", "node_modules", "target", ".vscode", ".idea",
+                        ".venv")
 DEFAULT_BIND = "127.0.0.1:3100"
 
 
@@ -78,11 +79,26 @@ class QualityFilterConfig(_Section):
     threshold: float = Field(0.3, ge=0.0, le=1.0, description="a number in [0, 1]")
 
 
+#: The smallest ``[parsers.code] max_chunk_chars``: a few lines of code.
+MIN_CODE_CHUNK_CHARS = 200
+
+
+class CodeParsersConfig(_Section):
+    """How source files are cut (docs/indexing.md, "Source code")."""
+
+    max_chunk_chars: int = Field(
+        1500, ge=MIN_CODE_CHUNK_CHARS, le=100_000,
+        description=f"an integer in {MIN_CODE_CHUNK_CHARS}..100000 (characters per code chunk)")
+
+
 class ParsersConfig(_Section):
     enabled: list[str] = Field(
         default_factory=lambda: ["md"],
-        description=f"a non-empty list of parser ids from: {PARSERS.accepted()}",
+        description=f"a non-empty list of parser ids from: {PARSERS.accepted()} "
+                    f"(also accepted: {', '.join(PARSER_ALIASES)})",
     )
+    code: CodeParsersConfig = Field(
+        default_factory=CodeParsersConfig, description="a [parsers.code] table")
 
     @field_validator("enabled")
     @classmethod
@@ -92,9 +108,9 @@ class ParsersConfig(_Section):
         for pid in ids:
             if pid in LEGACY_PARSER_IDS:
                 raise ValueError(f"{pid!r} is a legacy format, convert to xlsx/docx/pptx")
-            if pid not in PARSERS:
+            if pid not in PARSERS and pid not in PARSER_ALIASES:
                 raise ValueError(f"{pid!r} is not a parser id")
-        return _unique(ids)
+        return _unique([PARSER_ALIASES.get(pid, pid) for pid in ids])
 
 
 class WatchConfig(_Section):
@@ -124,6 +140,8 @@ class HttpTransportConfig(_Section):
         description="seconds in (0, 3600] to send a request's whole body, once its headers are in")
     keepalive_timeout_s: int = Field(
         5, ge=1, le=3600, description="whole seconds in 1..3600 an idle connection stays open")
+    systemd_socket: bool = Field(
+        False, description="true or false (serve on the one socket systemd passes; not with bind)")
 
     @field_validator("bind")
     @classmethod
@@ -173,6 +191,13 @@ class FusionConfig(_Section):
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
     bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
+    cross_language_imputation: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="a number in [0, 1] (share of its vector score an other-script chunk gets "
+                    "as full-text score; 0: off)")
+    cross_language_offset: float = Field(
+        0.04, ge=0.0, le=0.5,
+        description="a number in [0, 0.5] (cosine added to chunks in the other script; 0: off)")
 
 
 class MmrConfig(_Section):
@@ -270,7 +295,11 @@ class SearchConfig(_Section):
         0, ge=0, le=MAX_CHUNKS_PER_DOCUMENT,
         description=f"an integer in 0..{MAX_CHUNKS_PER_DOCUMENT} (0 = unlimited)",
     )
-    all_language_spans: bool = Field(False, description="true or false")
+    document_margin: float = Field(
+        0.2, ge=0.0, le=1.0,
+        description="a number in [0, 1] (how much better a second chunk of a shown document "
+                    "must be than the next document's best; 0: off)")
+    all_language_spans: bool = Field(True, description="true or false")
     fusion: FusionConfig = Field(default_factory=FusionConfig, description="a [search.fusion] table")
     mmr: MmrConfig = Field(default_factory=MmrConfig, description="a [search.mmr] table")
     parent_retriever: ParentRetrieverConfig = Field(

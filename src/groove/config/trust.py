@@ -38,6 +38,8 @@ TRUSTED_ONLY: dict[str, str] = {
     "transport.http.allowed_hosts": "it would widen who may reach the HTTP server",
     "transport.http.allowed_origins": "it would widen which web pages may call the HTTP server",
     "transport.http.max_sessions": "it would lift the HTTP session cap",
+    "transport.http.systemd_socket": "it would serve on a socket another program set up "
+                                     "(a Unix socket has no loopback peer check)",
 }
 
 

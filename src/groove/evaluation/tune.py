@@ -2,7 +2,8 @@
 
 The grid is both fusion methods with their own knob — RRF × ``rrf_k``, convex
 × ``vector_weight`` — each × the bm25 heading and context weights (the knob
-the other method ignores stays at its default). Choosing the best cell
+the other method ignores stays at its default), plus convex × ``vector_weight``
+× the cross-language offset and imputation at the default bm25 weights. Choosing the best cell
 on the same queries that score it would flatter the winner, so the choice is
 judged by *nested leave-one-query-out* cross-validation: for every query, the
 best cell is picked on the other n−1 queries and scored on the held-out one.
@@ -50,6 +51,12 @@ HEADING_WEIGHTS = (1.0, 2.0, 4.0)
 CONTEXT_WEIGHTS = (0.5, 1.0)
 CONTENT_WEIGHTS = (1.0,)
 VECTOR_WEIGHTS = (0.5, 0.7, 0.9)
+#: The cross-language knobs (docs/search.md), swept with each convex vector_weight at the
+#: default bm25 weights; elsewhere they stay at their defaults.
+CROSS_LANGUAGE_OFFSETS = (0.0, 0.04, 0.08)
+CROSS_LANGUAGE_IMPUTATIONS = (0.0, 0.5, 1.0)
+IDLE_CROSS_LANGUAGE_OFFSET = 0.04
+IDLE_CROSS_LANGUAGE_IMPUTATION = 0.5
 #: The value of the knob a method ignores (rrf_k for convex, vector_weight for RRF).
 IDLE_RRF_K = 60.0
 IDLE_VECTOR_WEIGHT = 0.7
@@ -67,12 +74,16 @@ class FusionParams:
     bm25_content_weight: float
     method: str = "convex"
     vector_weight: float = IDLE_VECTOR_WEIGHT
+    cross_language_offset: float = IDLE_CROSS_LANGUAGE_OFFSET
+    cross_language_imputation: float = IDLE_CROSS_LANGUAGE_IMPUTATION
 
     def label(self) -> str:
         knob = (f"w={self.vector_weight:g}" if self.method == "convex"
                 else f"rrf_k={self.rrf_k:g}")
         return (f"{self.method} {knob} heading={self.bm25_heading_weight:g} "
-                f"context={self.bm25_context_weight:g} content={self.bm25_content_weight:g}")
+                f"context={self.bm25_context_weight:g} content={self.bm25_content_weight:g} "
+                f"xl_offset={self.cross_language_offset:g} "
+                f"xl_imputation={self.cross_language_imputation:g}")
 
     def toml_block(self) -> str:
         return "\n".join([
@@ -83,6 +94,8 @@ class FusionParams:
             f"bm25_heading_weight = {self.bm25_heading_weight:.1f}",
             f"bm25_context_weight = {self.bm25_context_weight:.1f}",
             f"bm25_content_weight = {self.bm25_content_weight:.1f}",
+            f"cross_language_offset = {self.cross_language_offset:.2f}",
+            f"cross_language_imputation = {self.cross_language_imputation:.2f}",
         ])
 
 
@@ -91,14 +104,20 @@ def default_grid() -> list[FusionParams]:
         RRF_K_VALUES, HEADING_WEIGHTS, CONTEXT_WEIGHTS, CONTENT_WEIGHTS)]
     convex = [FusionParams(IDLE_RRF_K, h, c, b, "convex", w) for w, h, c, b in itertools.product(
         VECTOR_WEIGHTS, HEADING_WEIGHTS, CONTEXT_WEIGHTS, CONTENT_WEIGHTS)]
-    return rrf + convex
+    default = FusionParams(IDLE_RRF_K, 2.0, 1.0, 1.0)
+    language = [dataclasses.replace(default, vector_weight=w, cross_language_offset=o,
+                                    cross_language_imputation=g)
+                for w, o, g in itertools.product(VECTOR_WEIGHTS, CROSS_LANGUAGE_OFFSETS,
+                                                 CROSS_LANGUAGE_IMPUTATIONS)]
+    return rrf + convex + [p for p in language if p not in convex]
 
 
 def params_of(config: Config) -> FusionParams:
     f = config.search.fusion
     return FusionParams(float(f.rrf_k), float(f.bm25_heading_weight),
                         float(f.bm25_context_weight), float(f.bm25_content_weight),
-                        f.method, float(f.vector_weight))
+                        f.method, float(f.vector_weight), float(f.cross_language_offset),
+                        float(f.cross_language_imputation))
 
 
 # --- the selection procedure (pure; unit-tested on hand-made scores) --------------

@@ -36,11 +36,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from groove.indexing.code_chunking import FALLBACK_TAGS, code_chunks
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.models import BY_SECTIONS, COARSE, Chunk, ParsedDocument, Section
 
 #: A section body shorter than this (in the embedder's tokens) is a stub.
 STUB_FLOOR_TOKENS = 8
+#: ``[parsers.code] max_chunk_chars`` when the caller does not say.
+DEFAULT_CODE_CHUNK_CHARS = 1500
 STUB_JOINER = "\n\n"
 BREADCRUMB_MAX_CHARS = 200
 BREADCRUMB_SEPARATOR = " > "
@@ -62,7 +65,8 @@ class ChunkPlan:
 
 
 def bounded_chunks(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
-                   count_tokens: TokenCounter, max_chunks: int) -> ChunkPlan:
+                   count_tokens: TokenCounter, max_chunks: int, path: str = "",
+                   code_chunk_chars: int = DEFAULT_CODE_CHUNK_CHARS) -> ChunkPlan:
     """At most ``max_chunks`` chunks that together hold every indexed line of ``doc``.
 
     Section chunking is tried first; a document it would split into more than
@@ -70,7 +74,18 @@ def bounded_chunks(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
     document far too long for the bound (more characters than ``max_chunks``
     windows could hold) goes coarse without being split by sections first,
     so one pathological file costs one pass over its text.
+
+    A source file (``doc.outline`` set) is chunked at its definitions instead
+    (:mod:`groove.indexing.code_chunking`, pieces of at most
+    ``code_chunk_chars``, ``path`` leading the breadcrumb); it is COARSE when
+    it had to be chunked by lines (too deep, or over the bound), which is
+    what ``groove doctor`` reports as "chunked without definitions".
     """
+    if doc.outline is not None:
+        chunks = code_chunks(doc, doc.outline, path=path or doc.title, budget=code_chunk_chars,
+                             max_chunks=max_chunks, count_tokens=count_tokens)
+        coarse = any(tag in FALLBACK_TAGS for tag in doc.tags)
+        return ChunkPlan(chunks, COARSE if coarse else BY_SECTIONS)
     excluded = [e.casefold() for e in exclude_headings if e]
     kept = [s for s in doc.sections if not _is_excluded(s, excluded)]
     total = sum(len(s.body) for s in kept)

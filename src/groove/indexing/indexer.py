@@ -412,9 +412,11 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
         max_tokens=max(16, run.embedder.max_input_tokens - 16),
         count_tokens=run.count_tokens,
         max_chunks=cap,
+        path=rel_path,
+        code_chunk_chars=run.config.parsers.code.max_chunk_chars,
     )
     chunks = plan.chunks
-    if plan.chunking == COARSE:
+    if plan.chunking == COARSE and parsed.outline is None:  # code chunking says why itself
         log.warning("%s: more than %d chunks by its sections; chunked coarsely by lines into "
                     "%d chunks so all of it is indexed (split the file, or raise "
                     "max_chunks_per_file and run `groove index --force`, for finer chunks)",
@@ -512,6 +514,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         mtime=0.0 if mtime is None else mtime,
         binary_format=parsed.binary_format,
         fields=_declared_values(run, rel_path, parsed),
+        language=parsed.outline.language if parsed.outline is not None else None,
     )
 
 

@@ -3,12 +3,14 @@
 Start at 1.0 and subtract for each sign of a stub; the penalties stack, so a
 bare "TBD" scores 0 while a real one-line sentence keeps 0.7. Chunks from
 binary formats (PDF pages, slides, sheets) are exempt: their shape says
-nothing about their worth.
+nothing about their worth; source-code definitions are exempt from the two
+length penalties for the same reason.
 
 :func:`is_link_or_metadata_only` recognises a body that carries no prose of
 its own: every line is a link, a bare URL, a date, a short ``label: value``
 metadata line, or a blockquote/list of those (``> 日本語版: [x.ja.md](x.ja.md)``,
-``Last reviewed: 2025-02-10``). Chunking folds such bodies into the next
+``Last reviewed: 2025-02-10``), or a list of short links with short notes (a
+"Related" list: ``- [Watcher](watch.md) — how files are re-indexed``). Chunking folds such bodies into the next
 chunk (docs/search.md, "Stub folding"); the quality score penalises them when
 one still stands alone (a document made of nothing else).
 """
@@ -89,24 +91,75 @@ def _is_metadata_line(line: str) -> bool:
     return _is_bare_line(value) or len(_MD_LINK.sub(r"\1", value)) <= METADATA_VALUE_MAX_CHARS
 
 
+#: A list item that starts with a reference: ``- [text](url)``, ``- <url>``, ``- https://...``
+#: or ``- `docs/x.md```; the rest of the line is its note.
+_LIST_MARKER = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])\s+")
+_REFERENCE = re.compile(
+    r"^(?:!?\[(?P<text>[^\]]*)\]\([^)]*\)|<[^>\s]+>|(?:https?|ftp|mailto):\S+"
+    r"|`(?P<code>[^`\s]*[/.][^`\s]*)`)")
+_NOTE_SEPARATOR = re.compile(r"^\s*(?:[—–:：|]|--?|\(|（)?\s*")
+#: A link text or a note longer than this is prose, not a pointer.
+LINK_TEXT_MAX_WORDS = 6
+LINK_NOTE_MAX_WORDS = 12
+#: For text without spaces (Japanese), characters stand in for words.
+CJK_CHARS_PER_WORD = 3
+
+
+def _words(text: str) -> int:
+    """Words in ``text``; a run without spaces counts one word per CJK_CHARS_PER_WORD characters."""
+    return sum(max(1, len(w) // CJK_CHARS_PER_WORD) if not w.isascii() else 1
+               for w in text.split())
+
+
+def _is_link_list_line(line: str) -> bool:
+    """``- [Watcher](watch.md) — how files are re-indexed``: a short pointer with a short note."""
+    marker = _LIST_MARKER.match(line)
+    if marker is None:
+        return False
+    rest = line[marker.end():].strip()
+    ref = _REFERENCE.match(rest)
+    if ref is None:
+        return False
+    if _words(_MD_LINK.sub(r"\1", ref.group("text") or "")) > LINK_TEXT_MAX_WORDS:
+        return False
+    note = _NOTE_SEPARATOR.sub("", rest[ref.end():], count=1)
+    return _words(_MD_LINK.sub(r"\1", note)) <= LINK_NOTE_MAX_WORDS
+
+
 def is_link_or_metadata_only(content: str) -> bool:
-    """True when every non-blank line is a link, URL, date or short metadata line."""
+    """True when every non-blank line is a link, URL, date, short metadata line, or link-list item.
+
+    A link-list item is a list entry that starts with a short link (at most
+    :data:`LINK_TEXT_MAX_WORDS` words of link text), a URL or an inline-code
+    path, followed by at most :data:`LINK_NOTE_MAX_WORDS` words of note — a
+    "Related" / "See also" list.
+    """
     lines = [ln for ln in content.splitlines() if ln.strip()]
-    return bool(lines) and all(_is_bare_line(ln) or _is_metadata_line(ln) for ln in lines)
+    return bool(lines) and all(
+        _is_bare_line(ln) or _is_metadata_line(ln) or _is_link_list_line(ln) for ln in lines)
 
 
-def quality_score(content: str, *, binary_format: bool = False) -> float:
-    """Score in [0, 1]; below the configured threshold a chunk is hidden from results."""
+def quality_score(content: str, *, binary_format: bool = False,
+                  definition: bool = False) -> float:
+    """Score in [0, 1]; below the configured threshold a chunk is hidden from results.
+
+    ``definition``: the chunk is a source-code definition (or a piece of one),
+    so being short is its shape, not a sign of a stub (``MAXYEAR = 9999`` is
+    worth finding): the two length penalties are skipped, the boilerplate
+    one still applies. The code chunker never leaves a short piece of a
+    longer definition standing alone, so a short chunk with a kind is a
+    whole definition.
+    """
     if binary_format:
         return 1.0
     text = content.strip()
     score = 1.0
-    if len(text) < SHORT_CHARS:
+    if len(text) < SHORT_CHARS and not definition:
         score -= SHORT_PENALTY
     if is_boilerplate(text):
         score -= BOILERPLATE_PENALTY
     elif is_link_or_metadata_only(text):
         score -= LINK_ONLY_PENALTY
-    if "\n" not in text and len(text) < ONE_LINE_CHARS:
+    if "\n" not in text and len(text) < ONE_LINE_CHARS and not definition:
         score -= ONE_LINE_PENALTY
     return round(min(1.0, max(0.0, score)), 6)

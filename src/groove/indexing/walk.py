@@ -39,6 +39,11 @@ IGNORE_FILE_NAME = ".grooveignore"
 IGNORE_FILE_MAX_BYTES = 64 * 1024
 IGNORE_FILE_MAX_PATTERNS = 1000
 DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024
+#: Folder levels the walk enters at most. Listing a folder opens its whole chain
+#: from the root (no link can be swapped in), so a tree thousands of levels deep
+#: would make every walk (and every search's changed-files count) quadratic; a
+#: path that deep could not be asked for anyway (``groove.paths.PATH_MAX_BYTES``).
+MAX_DIR_DEPTH = 256
 DB_SIDECAR_SUFFIXES = ("", "-wal", "-shm", "-journal", ".lock")
 
 _READ_CHUNK = 1024 * 1024
@@ -286,7 +291,8 @@ def iter_candidate_files(kb_path: str | os.PathLike[str], rules: ExclusionRules,
     with ``O_NOFOLLOW``, so one swapped for a link after it was listed is
     refused rather than entered. Files the walk sees but cannot take (links,
     FIFOs and other special files, names that are not valid UTF-8 or hold a
-    backslash, directories that vanish mid-walk) are reported once each to
+    backslash, directories that vanish mid-walk, a folder deeper than
+    :data:`MAX_DIR_DEPTH` levels) are reported once each to
     ``on_skip(path as printable text, reason)``, which logs a warning by default.
     """
     report = on_skip or _log_skip
@@ -354,7 +360,10 @@ def _visit(name: str, kind: str, rel: str, rules: ExclusionRules, wanted: set[st
     if kind == "dir":
         if not rules.excludes_dir(rel):
             problem = name_problem(rel)
-            if problem is None:
+            if problem is None and rel.count("/") >= MAX_DIR_DEPTH:
+                report(display_path(rel), f"it is deeper than {MAX_DIR_DEPTH} folder levels; "
+                       "groove does not go further down (move the files higher up)")
+            elif problem is None:
                 stack.append(rel)
             else:
                 report(display_path(rel), problem.replace("file name", "directory name"))

@@ -16,8 +16,8 @@ from groove.parsers.base import ParseError, Parser
 from groove.registry import Registry
 
 __all__ = [
-    "LEGACY_PARSER_IDS", "PARSERS", "PARSER_IDS", "ParseError", "Parser", "extensions_for",
-    "get_parser", "get_parser_for",
+    "LEGACY_PARSER_IDS", "PARSERS", "PARSER_ALIASES", "PARSER_IDS", "ParseError", "Parser",
+    "check_parsers", "extensions_for", "get_parser", "get_parser_for",
 ]
 
 PARSERS: Registry[type[Parser]] = Registry("parser id", {
@@ -27,10 +27,22 @@ PARSERS: Registry[type[Parser]] = Registry("parser id", {
     "docx": "groove.parsers.docx:DocxParser",
     "xlsx": "groove.parsers.xlsx:XlsxParser",
     "pptx": "groove.parsers.pptx:PptxParser",
+    # source code (the ``code`` extra; docs/indexing.md, "Source code")
+    "python": "groove.parsers.code:PythonParser",
+    "rust": "groove.parsers.code:RustParser",
+    "javascript": "groove.parsers.code:JavascriptParser",
+    "typescript": "groove.parsers.code:TypescriptParser",
+    "go": "groove.parsers.code:GoParser",
+    "java": "groove.parsers.code:JavaParser",
+    "c": "groove.parsers.code:CParser",
+    "cpp": "groove.parsers.code:CppParser",
+    "php": "groove.parsers.code:PhpParser",
 }, ConfigError)
 
 #: Every id ``[parsers] enabled`` accepts (docs/configuration.md, "[parsers]").
 PARSER_IDS: tuple[str, ...] = PARSERS.ids
+#: Other spellings ``[parsers] enabled`` accepts (GrooveSeek's ids), read as the id they name.
+PARSER_ALIASES: dict[str, str] = {"py": "python", "rs": "rust"}
 #: Old binary Office formats: refused with the advice to convert them.
 LEGACY_PARSER_IDS: tuple[str, ...] = ("xls", "doc", "ppt")
 
@@ -39,6 +51,13 @@ def get_parser(parser_id: str) -> Parser:
     """The (cached) parser for an id; ConfigError naming the accepted ids for an unknown one."""
     cls = PARSERS.load(parser_id)
     return PARSERS.instance(parser_id, cls)
+
+
+def check_parsers(enabled_ids: Iterable[str]) -> None:
+    """Load what every enabled parser needs now (a code grammar), so a missing package
+    stops an index run with one message before any database is created."""
+    for parser in _enabled(enabled_ids):
+        parser.check()
 
 
 def _enabled(enabled_ids: Iterable[str]) -> list[Parser]:

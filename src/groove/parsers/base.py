@@ -30,6 +30,9 @@ class Parser:
     extensions: tuple[str, ...] = ()
     binary_format: bool = False
 
+    def check(self) -> None:
+        """Raise ConfigError now if this parser cannot work (its grammar is missing)."""
+
     def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
         raise NotImplementedError
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
+from groove.search.language import is_cjk
 from groove.search.query import ParsedQuery
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -23,8 +25,13 @@ from groove.store.base import Store
 
 @dataclass(frozen=True)
 class Candidates:
-    vector: list[tuple[int, float]]  # (chunk_id, cosine), best first
+    vector: list[tuple[int, float]]  # (chunk_id, cosine (+ cross-language offset)), best first
     fts: list[tuple[int, float]]  # (chunk_id, bm25 — lower is better), best first
+    #: Candidates whose document is in the other script family than the question
+    #: (search/language.py): the full-text leg could not have matched them.
+    foreign: frozenset[int] = frozenset()
+    #: The question's embedding (None when the model gave none), for the answerability lift.
+    query_vector: np.ndarray | None = None
 
 
 def candidate_count(limit: int) -> int:
@@ -56,6 +63,34 @@ def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
 def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
                n: int) -> list[tuple[int, float]]:
     return vectors.top_n(query_vec, n, allowed)
+
+
+def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
+                         n: int, *, query_cjk: bool, offset: float) -> list[tuple[int, float]]:
+    """The vector leg with the model's language gap taken out (docs/search.md).
+
+    The best ``n`` chunks in the question's script family and the best ``n``
+    in the other one are found separately (so an other-language answer is a
+    candidate even when dozens of same-language chunks outscore it), the
+    other-language cosines get ``offset`` added, and the merged list is cut
+    to ``n``. Ties are broken by chunk id, as in :meth:`VectorIndex.top_n`.
+    """
+    if offset <= 0.0:
+        return vector_leg(query_vec, vectors, allowed, n)
+    same = vectors.top_n(query_vec, n, allowed & vectors.script_mask(query_cjk))
+    other = vectors.top_n(query_vec, n, allowed & vectors.script_mask(not query_cjk))
+    merged = same + [(chunk_id, score + offset) for chunk_id, score in other]
+    return sorted(merged, key=lambda item: (-item[1], item[0]))[:n]
+
+
+def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, float]]],
+                       query_cjk: bool) -> frozenset[int]:
+    """The candidates of ``legs`` whose document is in the other script family."""
+    ids = list(dict.fromkeys(chunk_id for leg in legs for chunk_id, _ in leg))
+    if not ids:
+        return frozenset()
+    same = vectors.in_script(ids, query_cjk)
+    return frozenset(c for c, is_same in zip(ids, same, strict=True) if not is_same)
 
 
 #: The query embedding runs here while the calling thread does the full-text
@@ -95,4 +130,11 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
     allowed = allowed_mask(store, vectors, base_mask, parsed)
     fts = fulltext_leg(store, vectors, parsed, allowed, n)
-    return Candidates(vector=vector_leg(query_vec.result(), vectors, allowed, n), fts=fts)
+    fusion = config.search.fusion
+    query_cjk = is_cjk(parsed.model_text)
+    qv = query_vec.result()
+    vector = bilingual_vector_leg(qv, vectors, allowed, n, query_cjk=query_cjk,
+                                  offset=fusion.cross_language_offset)
+    foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
+               if fusion.cross_language_imputation > 0 else frozenset())
+    return Candidates(vector=vector, fts=fts, foreign=foreign, query_vector=qv)

@@ -15,6 +15,7 @@ import pathspec
 from groove.config import Config
 from groove.errors import InvalidArgument
 from groove.models import ChunkRow
+from groove.parsers import PARSER_ALIASES
 from groove.search.request import SearchRequest
 
 
@@ -31,6 +32,8 @@ class DocumentFields(Protocol):
     def date(self) -> str | None: ...
     @property
     def tags(self) -> tuple[str, ...]: ...
+    @property
+    def language(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,9 @@ class ChunkFilter:
     date_from: str | None = None
     date_to: str | None = None
     min_quality: float = 0.0
+    #: Source-code filters: the document's language (parser id) and the chunk's kind.
+    languages: frozenset[str] = frozenset()
+    symbol_kinds: frozenset[str] = frozenset()
     #: Declared-field filters, ((key, values), ...) sorted: decided by the index's
     #: (key, value) lookup, not per document (see VectorIndex.mask).
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -54,11 +60,13 @@ class ChunkFilter:
         """Hashable identity, used to cache the mask per index generation."""
         return (self.category, self.topic, self.includes, self.excludes,
                 tuple(sorted(self.tags_any)), tuple(sorted(self.tags_all)),
-                self.date_from, self.date_to, self.min_quality, self.fields, self.fields_not)
+                self.date_from, self.date_to, self.min_quality, self.fields, self.fields_not,
+                tuple(sorted(self.languages)), tuple(sorted(self.symbol_kinds)))
 
     def applies(self, row: ChunkRow) -> bool:
         """True when the chunk passes every filter (they combine with AND)."""
-        return self.document_passes(row) and self.quality_passes(row)
+        return (self.document_passes(row) and self.quality_passes(row)
+                and (not self.symbol_kinds or row.symbol_kind in self.symbol_kinds))
 
     def quality_passes(self, row: ChunkRow) -> bool:
         """The one chunk-level filter; binary-format chunks are exempt."""
@@ -75,6 +83,8 @@ class ChunkFilter:
         if self.tags_any and not self.tags_any.intersection(row.tags):
             return False
         if self.tags_all and not self.tags_all.issubset(row.tags):
+            return False
+        if self.languages and row.language not in self.languages:
             return False
         if self.date_from is not None or self.date_to is not None:
             if row.date is None:
@@ -177,6 +187,8 @@ def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
         date_from=request.date_from,
         date_to=request.date_to,
         min_quality=effective_min_quality(request, config),
+        languages=frozenset(PARSER_ALIASES.get(x, x) for x in request.languages or ()),
+        symbol_kinds=frozenset(request.symbol_kind or ()),
         fields=_field_pairs(request.fields),
         fields_not=_field_pairs(request.fields_not),
     )
@@ -198,7 +210,7 @@ def filter_applied(request: SearchRequest) -> dict[str, Any]:
         value = getattr(request, name)
         if value is not None:
             out[name] = value
-    for name in ("path_globs", "tags_any", "tags_all"):
+    for name in ("path_globs", "tags_any", "tags_all", "languages", "symbol_kind"):
         value = getattr(request, name)
         if value:
             out[name] = list(value)

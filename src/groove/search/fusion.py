@@ -18,6 +18,16 @@ its own candidate pool:
   not match scores 0, so 0 is the leg's theoretical minimum (the "TM2C2"
   normalisation of the paper). A chunk outside the FTS pool gets 0.
 
+Language-aware fusion (``foreign``, docs/search.md): a chunk whose document
+is written in the other script family than the question (search/language.py)
+could not have matched the full-text leg, so its missing full-text score is
+*imputed* instead of counting as 0: convex fusion uses
+``max(fts(c), g · vec(c))`` for it (``g`` = ``[search.fusion]
+cross_language_imputation``), RRF counts its vector rank for both legs.
+A real full-text match (a shared code such as ``PG-E311``) still counts when it
+is the larger. Same-script chunks are untouched: for them a missing match is
+evidence.
+
 Both stay defined for one-hit and tied legs: when a leg's pool has one
 distinct score (one hit, all tied, or a best bm25 of 0) every member of the
 pool gets 1.0. A chunk in only one leg gets 0 from the other. Equal fused
@@ -26,21 +36,30 @@ scores are ordered by chunk id, as in RRF.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 Leg = Sequence[tuple[int, float]]
 
 
-def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float) -> list[tuple[int, float]]:
+def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float,
+                           imputed: Collection[int] = ()) -> list[tuple[int, float]]:
     """``[(chunk_id, fused)]`` best first; each leg adds ``1 / (rrf_k + rank + 1)``.
 
     Ranks count from 0. Equal fused scores are ordered by chunk id, so the
-    ranking never depends on dict or set iteration order.
+    ranking never depends on dict or set iteration order. A chunk of
+    ``imputed`` missing from a leg is counted in it at its rank in the first
+    leg (the vector leg) that has it.
     """
     fused: dict[int, float] = {}
     for leg in legs:
         for rank, (chunk_id, _score) in enumerate(leg):
             fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (rrf_k + rank + 1)
+    if imputed and legs:
+        members = [{c for c, _ in leg} for leg in legs]
+        for rank, (chunk_id, _score) in enumerate(legs[0]):
+            if chunk_id in imputed:
+                missing = sum(1 for m in members[1:] if chunk_id not in m)
+                fused[chunk_id] += missing / (rrf_k + rank + 1)
     return _best_first(fused)
 
 
@@ -65,21 +84,30 @@ def normalise_fts_leg(leg: Leg) -> dict[int, float]:
     return {c: min(1.0, max(0.0, s / best)) for c, s in leg}
 
 
-def convex_fusion(vector: Leg, fts: Leg, vector_weight: float) -> list[tuple[int, float]]:
-    """``[(chunk_id, w·vec + (1 − w)·fts)]`` best first, legs normalised as above."""
+def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
+                  foreign: Collection[int] = (), imputation: float = 1.0
+                  ) -> list[tuple[int, float]]:
+    """``[(chunk_id, w·vec + (1 − w)·fts)]`` best first, legs normalised as above.
+
+    For a chunk of ``foreign`` the full-text term is ``max(fts, imputation · vec)``.
+    """
     vec = normalise_vector_leg(vector)
     lex = normalise_fts_leg(fts)
-    fused = {c: vector_weight * vec.get(c, 0.0) + (1.0 - vector_weight) * lex.get(c, 0.0)
-             for c in vec.keys() | lex.keys()}
+    fused = {}
+    for c in vec.keys() | lex.keys():
+        v, f = vec.get(c, 0.0), lex.get(c, 0.0)
+        if c in foreign:
+            f = max(f, imputation * v)
+        fused[c] = vector_weight * v + (1.0 - vector_weight) * f
     return _best_first(fused)
 
 
-def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float,
-         vector_weight: float) -> list[tuple[int, float]]:
+def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: float,
+         foreign: Collection[int] = (), imputation: float = 1.0) -> list[tuple[int, float]]:
     """The fused ranking of the configured ``method`` ("rrf" or "convex")."""
     if method == "convex":
-        return convex_fusion(vector, fts, vector_weight)
-    return reciprocal_rank_fusion([vector, fts], rrf_k)
+        return convex_fusion(vector, fts, vector_weight, foreign, imputation)
+    return reciprocal_rank_fusion([vector, fts], rrf_k, foreign)
 
 
 def _best_first(fused: dict[int, float]) -> list[tuple[int, float]]:

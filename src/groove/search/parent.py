@@ -5,6 +5,8 @@ A hit shorter than ``whole_doc_threshold_tokens`` becomes its whole document
 (when that exceeds the cap, the window of chunks around the hit that fits);
 a longer one absorbs adjacent sibling chunks at the same heading level,
 alternating before/after, while the total stays within ``max_expanded_tokens``.
+A source-code hit is never expanded: a definition is already the unit a
+reader wants, and its ``line_start``/``line_end`` must stay the lines of its text.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def _section_text(row: ChunkRow) -> str:
 def expand_hit(hit: Hit, row: ChunkRow, siblings: list[ChunkRow], *,
                whole_doc_threshold_tokens: int, max_expanded_tokens: int) -> None:
     """Rewrite ``hit.content`` in place with its parent context."""
+    if row.line_start is not None:
+        return
     index = next((i for i, c in enumerate(siblings) if c.id == row.id), None)
     if index is None:
         return

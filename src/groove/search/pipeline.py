@@ -1,25 +1,36 @@
 """The search pipeline, as one function calling one function per stage (docs/search.md).
 
-candidates → filters → fusion (RRF or convex) → reranker → per-document cap →
-MMR → parent retriever → match_spans → low_confidence. Filters are applied inside the candidate step
+candidates → filters → fusion (RRF or convex) → reranker → quoted phrases first →
+per-document cap and same-document margin → MMR → parent retriever → match_spans → low_confidence. Filters are applied inside the candidate step
 (before each leg's cut to N), as the spec requires. Each optional stage is a
 no-op when off, so with all of them off the output is exactly the fused ranking.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.models import ChunkRow, Hit, SearchResponse, passage_text
 from groove.rerankers import Reranker, get_reranker
 from groove.search.candidates import Candidates, candidate_count, gather
-from groove.search.confidence import is_low_confidence
-from groove.search.diversity import cap_per_document
+from groove.search.confidence import (
+    Evidence,
+    is_low_confidence,
+    legs_disagree,
+    lift,
+    top_gap,
+)
+from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
 from groove.search.fusion import fuse
 from groove.search.mmr import mmr_select
 from groove.search.parent import expand_parents
 from groove.search.query import ParsedQuery, parse_query
+from groove.search.quotes import require_quoted
 from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
@@ -39,9 +50,12 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     base_mask = vectors.mask(build_filter(request, config))
     candidates = gather(store, embedder, config, vectors, parsed, base_mask, request.limit)
     ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
-                  rrf_k=stages.rrf_k, vector_weight=stages.vector_weight)
+                  rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
+                  foreign=candidates.foreign,
+                  imputation=config.search.fusion.cross_language_imputation)
     ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
-    ranked = _cap_stage(ranked, stages, vectors)
+    ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
+    ranked = _cap_stage(ranked, stages, vectors, request.limit)
     ranked = _mmr_stage(ranked, request, stages, vectors)
     rows = _ensure_rows(store, rows, ranked)
     # A chunk another process deleted since the vector refresh has no row: skip it.
@@ -53,29 +67,60 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                               max_expanded_tokens=pr.max_expanded_tokens)
     for hit in hits:
         hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
-    low = _confidence_stage(candidates, parsed, stages, vectors)
+    low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
     return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
-                      vectors: VectorIndex) -> bool:
-    """low_confidence from the two legs' best documents (search/confidence.py)."""
+                      vectors: VectorIndex, *, quotes_met: bool) -> bool:
+    """low_confidence (search/confidence.py): no content word, an unmet quote, or weak evidence."""
     if stages.confidence_ratio <= 0:
         return False
+    return is_low_confidence(evidence(candidates, parsed, vectors), ratio=stages.confidence_ratio,
+                             has_content=parsed.has_content, quotes_met=quotes_met)
+
+
+def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) -> Evidence:
+    """What the legs say about this question: agreement, top gap, lift (search/confidence.py)."""
     depth = candidate_count(1)  # enough chunks to see AGREEMENT_DEPTH distinct documents
-    legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
-    return is_low_confidence(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]),
-                             ratio=stages.confidence_ratio,
-                             lexical_query=bool(parsed.phrases))
+    disagree = False
+    if parsed.phrases:  # a query without a phrase has no lexical evidence
+        legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
+        disagree = legs_disagree(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]))
+    scores = [s for _, s in candidates.vector]
+    gain = math.inf
+    query = candidates.query_vector
+    if scores and query is not None and len(query) == vectors.matrix.dim:
+        mean, cov = vectors.cosine_moments()
+        q = np.asarray(query, dtype=np.float64)
+        gain = lift(scores[0], float(q @ mean), float(q @ cov @ q), len(vectors))
+    return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
 
 
-def _cap_stage(ranked: Ranked, stages: Stages, vectors: VectorIndex) -> Ranked:
-    """At most ``max_chunks_per_document`` hits per document (0: pass through)."""
-    if stages.max_chunks_per_document <= 0:
+def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,
+                 rows: dict[int, ChunkRow]) -> tuple[Ranked, dict[int, ChunkRow], bool]:
+    """Hits holding the quoted phrases first (search/quotes.py); whether any holds them all."""
+    phrases = parsed.quoted
+    if not phrases:
+        return ranked, rows, True
+    pool, rest = ranked[:candidate_count(request.limit)], ranked[candidate_count(request.limit):]
+    rows = _ensure_rows(store, rows, pool)
+    texts = {c: f"{rows[c].heading or ''}\n{rows[c].content}" for c, _ in pool if c in rows}
+    pool, met = require_quoted(pool, texts, phrases)
+    return pool + rest, rows, met
+
+
+def _cap_stage(ranked: Ranked, stages: Stages, vectors: VectorIndex, limit: int) -> Ranked:
+    """The per-document cap, then the same-document margin (search/diversity.py)."""
+    if stages.max_chunks_per_document <= 0 and stages.document_margin <= 0:
         return ranked
     doc_of = dict(zip((c for c, _ in ranked), vectors.doc_ids_for([c for c, _ in ranked]),
                       strict=True))
-    return cap_per_document(ranked, doc_of.__getitem__, stages.max_chunks_per_document)
+    ranked = cap_per_document(ranked, doc_of.__getitem__, stages.max_chunks_per_document)
+    if stages.mmr:  # MMR chooses the first ``limit`` itself, with its own same-document penalty
+        return ranked
+    pool = ranked[:candidate_count(limit)]
+    return prefer_new_documents(pool, doc_of.__getitem__, stages.document_margin, limit)
 
 
 def _rerank_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, stages: Stages,
@@ -114,4 +159,5 @@ def _ensure_rows(store: Store, rows: dict[int, ChunkRow], ranked: Ranked) -> dic
 def _hit(row: ChunkRow, score: float) -> Hit:
     return Hit(chunk_id=row.id, score=score, path=row.path, title=row.title, heading=row.heading,
                level=row.level, category=row.category, topic=row.topic, date=row.date,
-               tags=list(row.tags), content=row.content)
+               tags=list(row.tags), content=row.content, symbol_kind=row.symbol_kind,
+               scope=row.scope, line_start=row.line_start, line_end=row.line_end)

@@ -97,6 +97,16 @@ class ParsedQuery:
         return self.positive_text.strip() or self.raw.strip()
 
     @property
+    def quoted(self) -> tuple[str, ...]:
+        """The quoted phrases of the positive text: requirements (docs/search.md, 'Quotes')."""
+        return quoted_phrases(self.positive_text)
+
+    @property
+    def has_content(self) -> bool:
+        """False when the positive text holds no letter or digit (``"``, ``-``, ``*`` ...)."""
+        return has_content_word(self.positive_text)
+
+    @property
     def split_phrases(self) -> tuple[str, ...]:
         """Steps 2-5 only: the phrases without the whole-text fallback (match_spans' terms)."""
         return () if self.whole_text_fallback else self.phrases
@@ -237,27 +247,45 @@ def _is_exclusion_term(term: str) -> bool:
 # --- steps 2-4: phrases ---------------------------------------------------------
 
 
-def _raw_phrases(text: str) -> list[str]:
-    """Phrases in query order, before dedupe and cap."""
-    phrases: list[str] = []
+def _segments(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into plain stretches and closed quoted phrases (unquoted), in order."""
+    segments: list[tuple[str, bool]] = []
     plain_start = 0
     i = 0
-    quotes_live = True
-    while quotes_live:
+    while True:
         q = text.find('"', i)
         if q == -1:
             break
         end = _closing_quote(text, q)
         if end == -1:
-            quotes_live = False  # unclosed: this quote and everything after is plain
-            break
-        phrases.extend(_plain_phrases(text[plain_start:q]))
-        phrase = _unquote(text[q:end])
-        if len(phrase) >= MIN_PHRASE_CHARS and phrase.strip():
-            phrases.append(phrase)
+            break  # unclosed: this quote and everything after is plain
+        segments.append((text[plain_start:q], False))
+        segments.append((_unquote(text[q:end]), True))
         i = plain_start = end
-    phrases.extend(_plain_phrases(text[plain_start:]))
+    segments.append((text[plain_start:], False))
+    return segments
+
+
+def _raw_phrases(text: str) -> list[str]:
+    """Phrases in query order, before dedupe and cap."""
+    phrases: list[str] = []
+    for segment, quoted in _segments(text):
+        if not quoted:
+            phrases.extend(_plain_phrases(segment))
+        elif len(segment) >= MIN_PHRASE_CHARS and segment.strip():
+            phrases.append(segment)
     return phrases
+
+
+def quoted_phrases(text: str) -> tuple[str, ...]:
+    """The closed ``"..."`` phrases of ``text`` that hold a letter or digit, deduplicated."""
+    found = (segment.strip() for segment, quoted in _segments(text) if quoted)
+    return tuple(dict.fromkeys(p for p in found if has_content_word(p)))
+
+
+def has_content_word(text: str) -> bool:
+    """True when ``text`` holds a letter or a digit (``"``, ``-`` or ``*`` alone do not count)."""
+    return any(c.isalnum() for c in text)
 
 
 def _is_word_char(c: str) -> bool:
@@ -279,6 +307,11 @@ def _script(c: str) -> int:
         if lo <= o <= hi:
             return script
     return _OTHER
+
+
+def is_cjk_char(c: str) -> bool:
+    """True for a kana or kanji character (the scripts :func:`_script_runs` separates)."""
+    return _script(c) != _OTHER
 
 
 def _plain_phrases(text: str) -> list[str]:

@@ -135,6 +135,12 @@ class SearchRequest(BaseModel):
         None, max_length=MAX_LIST_ENTRIES, description="Document has any of these tags.")
     tags_all: Annotated[list[Entry] | None, Flag("--tag-all")] = Field(
         None, max_length=MAX_LIST_ENTRIES, description="Document has all of these tags.")
+    languages: Annotated[list[Entry] | None, Flag("--language")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description='Only source files of these languages (parser ids, e.g. ["python", "rust"]).')
+    symbol_kind: Annotated[list[Entry] | None, Flag("--symbol-kind")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description='Only code chunks of these definition kinds (e.g. ["function", "method"]).')
     fields: Annotated[FieldValues | None, Flag("--field")] = Field(
         None, max_length=MAX_LIST_ENTRIES,
         description="Declared frontmatter fields: a document is kept when, for every key "
@@ -190,7 +196,8 @@ class SearchRequest(BaseModel):
     def _empty_text_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
 
-    @field_validator("path_globs", "tags_any", "tags_all", mode="before")
+    @field_validator("path_globs", "tags_any", "tags_all", "languages", "symbol_kind",
+                     mode="before")
     @classmethod
     def _sequence_as_list(cls, value: Any) -> Any:
         return list(value) if isinstance(value, tuple) else value
@@ -216,13 +223,19 @@ class SearchRequest(BaseModel):
 
 
 def check_glob(glob: str) -> None:
-    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it."""
+    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it.
+
+    Each brace alternative is compiled as the filter will use it
+    (:func:`groove.search.filters.expand_braces`).
+    """
     import re
 
     import pathspec
 
+    from groove.search.filters import expand_braces
+
     try:
-        pathspec.PathSpec.from_lines("gitignore", [glob.removeprefix("!")])
+        pathspec.PathSpec.from_lines("gitignore", expand_braces(glob.removeprefix("!")))
     except (re.error, ValueError, TypeError) as exc:
         detail = getattr(exc, "msg", None) or str(exc)
         raise ValueError(f"{glob!r} is not a valid glob ({detail})") from None

@@ -11,7 +11,8 @@ ASCII-only fold docs/citations.md describes, and an ASCII term can only match AS
 bytes, which never occur inside a multi-byte sequence, so every offset found is
 already a byte offset on a codepoint boundary.
 
-All-language spans (opt-in, ``all_languages=True``; docs/citations.md): when
+All-language spans (``all_languages=True``, the default through ``[search]
+all_language_spans``; docs/citations.md): when
 the contract computes spans the result is exactly the contract's. When it does
 not only because a term is non-ASCII, every term is matched with Unicode case
 folding (``str.casefold``) instead. Folding may change a character's length

@@ -23,6 +23,7 @@ class Stages:
     vector_weight: float
     rrf_k: float
     max_chunks_per_document: int  # 0 = unlimited
+    document_margin: float  # 0 = off
     mmr: bool
     mmr_lambda: float
     mmr_penalty: float
@@ -41,8 +42,11 @@ class Stages:
                 "rrf_k": self.rrf_k, "bm25_heading_weight": fusion.bm25_heading_weight,
                 "bm25_context_weight": fusion.bm25_context_weight,
                 "bm25_content_weight": fusion.bm25_content_weight,
+                "cross_language_offset": fusion.cross_language_offset,
+                "cross_language_imputation": fusion.cross_language_imputation,
             },
             "max_chunks_per_document": self.max_chunks_per_document,
+            "document_margin": self.document_margin,
             "mmr": {"enabled": self.mmr, "lambda": self.mmr_lambda,
                     "same_doc_penalty": self.mmr_penalty},
             "parent_retriever": {"enabled": self.parent,
@@ -66,6 +70,7 @@ def resolve_stages(request: SearchRequest, config: Config) -> Stages:
         rrf_k=search.fusion.rrf_k,
         max_chunks_per_document=_pick(request.max_chunks_per_document,
                                       search.max_chunks_per_document),
+        document_margin=search.document_margin,
         mmr=_pick(request.mmr, search.mmr.enabled),
         mmr_lambda=_pick(request.mmr_lambda, search.mmr.lambda_),
         mmr_penalty=_pick(request.mmr_same_doc_penalty, search.mmr.same_doc_penalty),

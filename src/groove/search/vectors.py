@@ -44,9 +44,11 @@ from pathlib import Path
 import numpy as np
 
 from groove.config.model import VectorsConfig
+from groove.errors import UnsafeFile
 from groove.models import ChunkColumns, DocumentMeta
 from groove.search import ann
 from groove.search.filters import ChunkFilter
+from groove.search.language import is_cjk
 from groove.search.resident import ResidentMatrix
 from groove.store.base import Store
 
@@ -89,8 +91,12 @@ class VectorIndex:
         #: Which rows hold a real vector (False: the chunk waits for its embedding).
         self.embedded = np.zeros(0, dtype=bool)
         self._doc_slot = np.zeros(0, dtype=np.int32)
+        self._cjk = np.zeros(0, dtype=bool)
+        self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
+        self._kind_code = np.zeros(0, dtype=np.int16)
+        self._kinds: tuple[str, ...] = ()
         self.documents: tuple[DocumentMeta, ...] = ()
         self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._view: _AnnView | None = None
@@ -152,6 +158,13 @@ class VectorIndex:
         binary_doc = np.fromiter((d.binary_format for d in columns.documents), dtype=bool,
                                  count=len(columns.documents))
         self._binary = binary_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
+        cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
+                              count=len(columns.documents))
+        self._cjk = cjk_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
+        codes = columns.kind_code if columns.kind_code is not None else np.full(
+            len(columns.ids), -1, dtype=np.int16)
+        self._kind_code = codes[rows] if len(ids) else np.zeros(0, dtype=np.int16)
+        self._kinds = columns.kinds
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -183,13 +196,49 @@ class VectorIndex:
             raise KeyError(f"chunk ids not in the resident index: {missing[:5]}")
         return self.matrix.vectors(pos)
 
+    def cosine_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean vector and covariance of the resident vectors (search/confidence.py).
+
+        From a fixed, evenly spaced sample of at most ``MOMENT_SAMPLE_ROWS``
+        embedded rows, computed once per index generation: the cosine of a
+        query ``q`` with a random chunk then has mean ``q·μ`` and variance ``qᵀΣq``.
+        """
+        from groove.search.confidence import MOMENT_SAMPLE_ROWS
+
+        with self._lock:
+            cached = self._moments
+            if cached is not None and cached[0] == self._generation:
+                return cached[1], cached[2]
+            rows = np.flatnonzero(self.embedded)
+            if len(rows) > MOMENT_SAMPLE_ROWS:
+                rows = rows[np.linspace(0, len(rows) - 1, MOMENT_SAMPLE_ROWS).astype(np.int64)]
+            dim = self.matrix.dim
+            if not len(rows) or not dim:
+                mean, cov = np.zeros(dim), np.zeros((dim, dim))
+            else:
+                sample = self.matrix.vectors(rows).astype(np.float64)
+                mean = sample.mean(axis=0)
+                centred = sample - mean
+                cov = centred.T @ centred / len(rows)
+            self._moments = (self._generation, mean, cov)
+            return mean, cov
+
+    def script_mask(self, cjk: bool) -> np.ndarray:
+        """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py)."""
+        return self._cjk if cjk else ~self._cjk
+
+    def in_script(self, chunk_ids: list[int], cjk: bool) -> list[bool]:
+        """For each resident chunk id: is its document written in that script family?"""
+        return (self._cjk[self.positions(chunk_ids)] == cjk).tolist()
+
     # --- filtering ----------------------------------------------------------------
     def mask(self, chunk_filter: ChunkFilter) -> np.ndarray:
         """Boolean array: which rows pass the filter (cached per generation).
 
-        Every filter but quality is on document fields, so it is decided once
-        per document (path globs are the costly part) and broadcast to that
-        document's chunks; the quality floor is one numpy comparison.
+        Every filter but quality and symbol kind is on document fields, so it
+        is decided once per document (path globs are the costly part) and
+        broadcast to that document's chunks; the quality floor and the symbol
+        kinds are one numpy comparison each over their columns.
         """
         key = chunk_filter.key
         cached = self._masks.get(key)
@@ -201,6 +250,9 @@ class VectorIndex:
         doc_ok &= self._field_mask(chunk_filter)
         mask = (doc_ok[self._doc_slot] if len(self.ids) else np.zeros(0, dtype=bool)) & (
             self._binary | (self._quality >= chunk_filter.min_quality))
+        if chunk_filter.symbol_kinds:
+            wanted = [i for i, kind in enumerate(self._kinds) if kind in chunk_filter.symbol_kinds]
+            mask &= np.isin(self._kind_code, np.asarray(wanted, dtype=np.int16))
         self._masks[key] = mask
         if len(self._masks) > _MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
@@ -356,7 +408,7 @@ class VectorIndex:
             if new is not ann_index and self._ann_path is not None:
                 try:
                     new.save(self._ann_path)
-                except OSError as exc:
+                except (OSError, UnsafeFile) as exc:  # searches use the index in memory anyway
                     log.warning("could not save the approximate index beside %s: %s",
                                 self._ann_path, exc)
             with self._lock:

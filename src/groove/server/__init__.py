@@ -14,6 +14,7 @@ from groove.errors import ConfigError
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
+    from groove.server.http import Listener
 
 log = logging.getLogger("groove.server")
 
@@ -57,9 +58,31 @@ def resolve_bind(configured: BindAddress, bind: str | None, port: int | None) ->
     return chosen.with_port(port or None)
 
 
+def check_systemd_socket(kb: KnowledgeBase, transport: str, bind: str | None,
+                         port: int | None) -> None:
+    """``--systemd-socket`` stands alone: no address of our own beside it, HTTP only."""
+    if transport != "http":
+        raise ConfigError("--systemd-socket serves Streamable HTTP on the inherited socket; "
+                          f"it cannot be used with --transport {transport}")
+    clash = [f"--bind {bind}" if bind is not None else None,
+             f"--port {port}" if port is not None else None,
+             "[transport.http] bind" if "bind" in kb.config.transport.http.model_fields_set
+             else None]
+    named = [c for c in clash if c is not None]
+    if named:
+        raise ConfigError(f"--systemd-socket takes the socket systemd passes; {' and '.join(named)} "
+                          "would name a second address: remove it (the .socket unit's "
+                          "ListenStream= says where groove listens)")
+
+
 def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | None,
-          i_know: bool, watch: bool) -> None:
-    """Run the MCP server on ``transport`` ("stdio" | "http") until it is stopped."""
+          i_know: bool, watch: bool, listener: Listener | None = None) -> None:
+    """Run the MCP server on ``transport`` ("stdio" | "http") until it is stopped.
+
+    ``listener``: an HTTP listener already taken (the socket systemd passed,
+    :func:`groove.server.http.adopt_listener`); otherwise ``bind``/``port``
+    decide where it listens.
+    """
     from groove._logging import configure_logging
     from groove.server.state import ServerState
 
@@ -67,8 +90,7 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
     if transport not in ("stdio", "http"):
         raise ConfigError(f"transport {transport!r} is not one of: stdio, http")
     state = ServerState(kb)
-    listener = None
-    if transport == "http":  # refuse a bad or busy address before starting anything
+    if listener is None and transport == "http":  # refuse a bad or busy address before starting anything
         from groove.server.http import open_listener
 
         listener = open_listener(resolve_bind(kb.config.transport.http.address, bind, port),

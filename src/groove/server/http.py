@@ -64,13 +64,26 @@ def is_loopback_peer(host: str | None) -> bool:
     return addr.is_loopback
 
 
-def security_settings(config: Config, address: BindAddress) -> TransportSecuritySettings:
-    """The DNS-rebinding gate: configured allow-lists, else loopback names + the bind address."""
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+
+def security_settings(config: Config, address: BindAddress | None) -> TransportSecuritySettings:
+    """The DNS-rebinding gate: configured allow-lists, else loopback names + the bind address.
+
+    ``address`` None is a Unix socket: no port to name, so the defaults are the
+    loopback names with any port or none (an allow-list is never left empty:
+    empty would mean "do not check").
+    """
     http = config.transport.http
-    loopback = [str(address._replace(host=h)) for h in ("127.0.0.1", "localhost", "::1")]
+    if address is None:
+        names = ["[::1]" if h == "::1" else h for h in _LOOPBACK_NAMES]
+        loopback = [*names, *(f"{n}:*" for n in names)]
+    else:
+        loopback = [str(address._replace(host=h)) for h in _LOOPBACK_NAMES]
     hosts = http.allowed_hosts
     if not hosts:
-        hosts = loopback if str(address) in loopback else [*loopback, str(address)]
+        hosts = loopback if address is None or str(address) in loopback \
+            else [*loopback, str(address)]
     origins = http.allowed_origins
     if not origins:
         origins = [f"http://{netloc}" for netloc in loopback]
@@ -124,14 +137,19 @@ class _ResponseHeaders:
 
 
 def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
-                   address: BindAddress | None = None) -> Starlette:
-    """The whole HTTP surface as one Starlette app (``address`` defaults to the config's bind)."""
+                   address: BindAddress | None = None, unix: bool = False) -> Starlette:
+    """The whole HTTP surface as one Starlette app (``address`` defaults to the config's bind).
+
+    ``unix``: served on a Unix socket, whose owner and mode already decided who
+    may connect; the admin routes then need no loopback peer (there is no peer
+    address), and the Host/Origin gate takes the port-less loopback defaults.
+    """
     from groove.server.mcp import build_mcp_server
 
     config = kb.config
     http = config.transport.http
     state = state or ServerState(kb)
-    address = address or http.address
+    address = None if unix else (address or http.address)
     settings = security_settings(config, address)
     gate = TransportSecurityMiddleware(settings)
     server = build_mcp_server(kb, state)
@@ -139,7 +157,7 @@ def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
     async def admin_refusal(request: Request) -> Response | None:
         """Loopback peers only, and the same Host/Origin gate as /mcp."""
         peer = request.client.host if request.client else None
-        if not is_loopback_peer(peer):
+        if not unix and not is_loopback_peer(peer):
             return PlainTextResponse("this page is only served to loopback clients", 403)
         return await gate.validate_request(request)
 
@@ -183,7 +201,7 @@ def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
         max_sessions=http.max_sessions,
         session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
         transport_security=settings,
-        host=address.host,
+        host="localhost" if address is None else address.host,
     )
     app.add_middleware(CompleteBody, max_body_size=MAX_BODY_BYTES)
     # Outermost, outside even Starlette's error handler, so its 500s get nosniff too.
@@ -228,20 +246,44 @@ def bind_socket(address: BindAddress) -> socket.socket:
 
 @dataclass(frozen=True)
 class Listener:
-    """A bound, listening socket and the address it was bound to."""
+    """A listening socket and its TCP address (None: a Unix socket, ``path`` its file)."""
 
-    address: BindAddress
+    address: BindAddress | None
     sock: socket.socket
+    path: str | None = None
+
+    def describe(self) -> str:
+        return f"http://{self.address}" if self.address is not None else \
+            f"unix:{self.path or '(unnamed)'} (HTTP)"
 
 
-def open_listener(address: BindAddress, i_know: bool) -> Listener:
-    """Check and bind ``address``: non-loopback needs ``i_know``; a busy port fails."""
+def _check_reach(address: BindAddress, i_know: bool) -> None:
     if not address.is_loopback and not i_know:
         raise ConfigError(
             f"refusing to listen on non-loopback address {address.host}: groove has no "
             "authentication, anyone who reaches the port reads the knowledge base. Pass "
             "--i-know to do it anyway.")
+
+
+def open_listener(address: BindAddress, i_know: bool) -> Listener:
+    """Check and bind ``address``: non-loopback needs ``i_know``; a busy port fails."""
+    _check_reach(address, i_know)
     return Listener(address, bind_socket(address))
+
+
+def adopt_listener(i_know: bool) -> Listener:
+    """The socket systemd passed (:mod:`groove.server.systemd_socket`), under the same
+    reach rule as a bind: an inherited non-loopback TCP socket needs ``i_know`` too."""
+    from groove.server.systemd_socket import take_inherited_socket
+
+    inherited = take_inherited_socket()
+    if inherited.address is not None:
+        try:
+            _check_reach(inherited.address, i_know)
+        except ConfigError:
+            inherited.sock.detach()  # the descriptor stays the service manager's
+            raise
+    return Listener(inherited.address, inherited.sock, inherited.path)
 
 
 def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | None = None) -> None:
@@ -257,14 +299,15 @@ def serve_http(kb: KnowledgeBase, listener: Listener, *, state: ServerState | No
         loop_exception_handler,
     )
 
-    app = build_http_app(kb, state=state, address=listener.address)
+    app = build_http_app(kb, state=state, address=listener.address,
+                         unix=listener.address is None)
     sock = listener.sock
     http = kb.config.transport.http
     cap = connection_cap(http.max_connections, fd_soft_limit(fds_needed(http.max_connections)))
     if cap < http.max_connections:
         log.warning("max_connections lowered from %d to %d to stay below the open-file limit",
                     http.max_connections, cap)
-    note(log, "serving MCP on http://%s/mcp (UI: /ui)", listener.address)
+    note(log, "serving MCP on %s/mcp (UI: /ui)", listener.describe())
     uv_config: Any = uvicorn.Config(
         app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
         http=guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=cap,

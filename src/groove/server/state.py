@@ -63,10 +63,17 @@ class ServerState:
         return self.watcher.state if self.watcher is not None else "off"
 
     def status(self) -> dict[str, Any]:
-        """kb.status() plus what only the server knows (the /api/admin/status body).
+        """The /api/admin/status body: GrooveSeek's shape plus groove's own fields.
 
-        The same shape as ``groove status --format json``, with the local paths
-        cut down (see :func:`without_local_paths`).
+        GrooveSeek's objects — ``daemon`` (version, pid, uptime, start time),
+        ``indexing`` (active, since when, progress), ``watcher`` (active,
+        debounce) and ``kb`` (documents, chunks, model) — plus its
+        ``config_source`` label, so a monitor written for GrooveSeek (its
+        Windows tray polled this route) keeps working. groove adds the fields
+        of ``groove status --format json`` with the local paths cut down
+        (:func:`without_local_paths`), ``watcher.state`` / ``watcher.error``,
+        and ``version``, ``uptime_s`` and ``pid`` at the top level
+        (docs/deployment.md, "The /ui page").
         """
         from groove.errors import GrooveError
 
@@ -74,16 +81,65 @@ class ServerState:
             out: dict[str, Any] = without_local_paths(self.kb.status(check=False))
         except GrooveError as exc:
             out = {"error": str(exc), "index": self.kb.index_state(files=False).to_json()}
-        out.update(
-            version=__version__,
-            watcher=self.watcher_state(),
-            uptime_s=round(time.time() - self.started_at, 1),
-            pid=os.getpid(),
-            indexing=self.indexing,
-        )
+        now = time.time()
+        index = out["index"]
+        active = self.indexing
+        started = (now - (time.monotonic() - self._rebuild_started)
+                   if self._rebuild_started is not None else None)
+        watcher: dict[str, Any] = {
+            "active": self.watcher_state() == "watching",
+            "debounce_ms": (self.watcher.debounce_ms if self.watcher is not None
+                            else self.kb.config.watch.debounce_ms),
+            "state": self.watcher_state(),
+        }
         if self.watcher is not None and self.watcher.last_error:
-            out["watcher_error"] = self.watcher.last_error
+            watcher["error"] = self.watcher.last_error
+        out.update(
+            daemon={"version": __version__, "pid": os.getpid(),
+                    "uptime_secs": int(now - self.started_at),
+                    "started_at": _iso_utc(self.started_at)},
+            indexing={"active": active,
+                      "started_at": _iso_utc(started) if started is not None else None,
+                      "progress": ({"current": index["documents_embedded"],
+                                    "total": index["documents"]} if active else None)},
+            watcher=watcher,
+            kb={"documents": out.get("documents", index["documents"]),
+                "chunks": out.get("chunks", index["chunks"]), "model": self.kb.model_id},
+            config_source=config_source_label(self.kb.config),
+            version=__version__,
+            uptime_s=round(now - self.started_at, 1),
+            pid=os.getpid(),
+        )
         return out
+
+
+def _iso_utc(seconds: float) -> str:
+    """``2026-07-26T09:12:03Z``, GrooveSeek's timestamp form."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def config_source_label(config: Any) -> str:
+    """Which rule found the config, in GrooveSeek's words (``Explicit``, ``Cwd``, ...).
+
+    ``KbPath`` (a groove.toml in the ``--kb-path`` folder) is groove's own rule.
+    No path is given: the route is served to any local process.
+    """
+    from pathlib import Path
+
+    from groove.config.loading import program_dir
+
+    source = config.source
+    if source is None:
+        return "NotFound"
+    if source.parent == program_dir():
+        return "AlongsideBinary"
+    if config.trusted:
+        return "Explicit"
+    if source.parent == Path.cwd():
+        return "Cwd"
+    if source.parent == config.kb_path:
+        return "KbPath"
+    return "GitRoot"
 
 
 def without_local_paths(status: dict[str, Any]) -> dict[str, Any]:

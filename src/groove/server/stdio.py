@@ -12,7 +12,12 @@ groove reads stdin itself and checks each line first (docs/troubleshooting.md):
   in its text, an invalid shape, a batch, broken JSON whose ``id`` can still
   be read) is answered with a JSON-RPC error for that ``id``;
 * a line with no ``id`` to answer (garbage, ``[`` × 3000) is logged and
-  dropped; the session goes on.
+  dropped; the session goes on;
+* a client that goes away (closes its end of our stdout) ends the server
+  quietly, with one ``info`` line instead of a ``BrokenPipeError`` traceback;
+* a request whose ``id`` is neither an integer nor a string (``{"a": 1}``,
+  ``1e400``), which the SDK would take for a notification and never answer,
+  is logged and dropped (there is no id to answer it with).
 """
 
 from __future__ import annotations
@@ -51,7 +56,30 @@ def serve_stdio(kb: KnowledgeBase, *, state: ServerState | None = None) -> None:
 
     configure_logging()
     server = build_mcp_server(kb, state or ServerState(kb))
-    anyio.run(_serve, server)
+    try:
+        anyio.run(_serve, server)
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+        log.info("the client closed its end of stdout: exiting")
+        _silence_stdout()
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """True when every error in ``exc`` (a group, possibly nested) is a closed pipe."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at the null device, so the interpreter's last flush cannot fail either."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    except OSError:
+        pass
 
 
 async def _serve(server: Any) -> None:
@@ -100,10 +128,13 @@ def check_line(line: str) -> list[types.JSONRPCError] | None:
     if not line.strip():
         return []
     try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except Exception as exc:  # the SDK would drop the line with this error
         sdk_reason = _first_error(exc)
+    else:
+        if isinstance(parsed, types.JSONRPCNotification) and '"id"' in line:
+            return _unanswerable_id(line)
+        return None
     try:
         message = json.loads(line)
     except (ValueError, RecursionError) as exc:
@@ -123,6 +154,23 @@ def check_line(line: str) -> list[types.JSONRPCError] | None:
                        "Invalid params: the request holds a lone surrogate (U+D800..U+DFFF "
                        "without its pair), which is not valid Unicode text; send valid text")
     return _errors(line, [message["id"]], types.INVALID_REQUEST, f"Invalid request: {sdk_reason}")
+
+
+def _unanswerable_id(line: str) -> list[types.JSONRPCError] | None:
+    """A "notification" that holds an ``id`` the SDK could not read: logged, never answered."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    return _logged(line, f"request id {_short(message['id'])} is neither an integer nor a "
+                         "string, so it cannot be answered; send an integer or a string id")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _errors(line: str, ids: list[Any], code: int, message: str) -> list[types.JSONRPCError]:

@@ -18,6 +18,7 @@ Scheduler task started at logon (docs/deployment.md). Rules kept here, once:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -74,11 +75,12 @@ def windows_command() -> str:
 
 def spec_for(config: Config, *, name: str | None = None, port: int | None = None,
              python: str | None = None, bind: str | None = None,
-             i_know: bool = False) -> ServiceSpec:
+             i_know: bool = False, socket: bool = False) -> ServiceSpec:
     """The service for ``config``'s knowledge base (refusing an untrusted discovered config).
 
     ``bind`` (HOST:PORT) replaces the configured address, ``port`` its port; a
-    non-loopback address needs ``i_know``, as ``groove serve`` does.
+    non-loopback address needs ``i_know``, as ``groove serve`` does. ``socket``:
+    the service manager binds that address and passes the socket (systemd).
     """
     from groove.server import resolve_bind
 
@@ -106,6 +108,7 @@ def spec_for(config: Config, *, name: str | None = None, port: int | None = None
         config_path=check_path_arg(source.resolve(), "--config") if source is not None else None,
         db_path=None if db_path == default_db else check_path_arg(db_path, "db_path"),
         python=python or sys.executable,
+        socket=socket,
     )
 
 
@@ -189,6 +192,10 @@ def _check_clashes(backend: Backend, spec: ServiceSpec, force: bool = False) -> 
                               f"({other.kb_path}); pick another with --port")
 
 
+def _write_text(path: Path, *, text: str, encoding: str) -> None:
+    path.write_text(text, encoding=encoding)
+
+
 def install(backend: Backend, spec: ServiceSpec, *, auto_start: bool = True,
             force: bool = False) -> Outcome:
     """Write the service file and start it when a service manager is running.
@@ -203,12 +210,22 @@ def install(backend: Backend, spec: ServiceSpec, *, auto_start: bool = True,
         raise ConfigError(f"{path} exists and was not written by `groove service install`; "
                           "groove will not overwrite it: pick another name with --name")
     path.parent.mkdir(parents=True, exist_ok=True)
+    companions = backend.companion_files(spec)
+    for extra in backend.companion_paths(spec.name):
+        if os.path.lexists(extra) and not backend.owns(extra):
+            raise ConfigError(f"{extra} exists and was not written by `groove service install`; "
+                              "groove will not overwrite it: pick another name with --name")
+        if extra not in companions:
+            extra.unlink(missing_ok=True)  # reinstalled without --socket
+    for extra, extra_text in companions.items():
+        replace_atomically(extra, functools.partial(_write_text, text=extra_text,
+                                                    encoding=backend.encoding), "the socket file")
     text = backend.render(spec)
     replace_atomically(path, lambda tmp: tmp.write_text(text, encoding=backend.encoding),
                        "the service file")
     backend.prepare(spec.name)
     logs = backend.log_hint(spec.name)
-    out = Outcome(path, [f"wrote {path}"])
+    out = Outcome(path, [f"wrote {extra}" for extra in companions] + [f"wrote {path}"])
     reason = backend.unavailable()
     commands = backend.start_commands(spec.name)
     if not auto_start:
@@ -262,6 +279,10 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
                 out.messages.append(f"note: `{' '.join(command)}`: {error}")
     path.unlink()
     out.messages.append(f"removed {path}")
+    for extra in backend.companion_paths(service):
+        if extra.exists():
+            extra.unlink()
+            out.messages.append(f"removed {extra}")
     if manager_ok:
         for command in backend.after_remove_commands():
             backend.run(command)

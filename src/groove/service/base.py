@@ -36,6 +36,18 @@ class Backend(ABC):
     @abstractmethod
     def installed(self) -> list[Path]: ...
 
+    def companion_files(self, spec: ServiceSpec) -> dict[Path, str]:
+        """Files installed beside the main one (a systemd .socket unit), path -> text."""
+        return {}
+
+    def companion_paths(self, name: str) -> list[Path]:
+        """Every companion file a service of this name may have (removed on uninstall)."""
+        return []
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` (a companion file) was written by groove and may be replaced."""
+        return True
+
     def prepare(self, name: str) -> None:
         """Create what the service needs besides its file (e.g. its log folder)."""
         return None

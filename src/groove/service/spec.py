@@ -65,6 +65,9 @@ class ServiceSpec:
     python: str = sys.executable
     #: ``--i-know``: the service may bind a non-loopback address (no authentication).
     i_know: bool = False
+    #: Socket activation: the service manager binds ``bind`` (a .socket unit) and
+    #: groove serves on the socket it passes (``serve --systemd-socket``).
+    socket: bool = False
 
     @property
     def port(self) -> int:
@@ -78,16 +81,26 @@ class ServiceSpec:
         args += ["--kb-path", str(self.kb_path)]
         if self.db_path is not None:
             args += ["--db-path", str(self.db_path)]
-        args += ["--bind", str(self.bind)]
+        args += ["--systemd-socket"] if self.socket else ["--bind", str(self.bind)]
         return [*args, "--i-know"] if self.i_know else args
 
     @classmethod
-    def from_argv(cls, name: str, argv: list[str]) -> ServiceSpec | None:
-        """Read a spec back from a command line written by :meth:`argv` (None: not ours)."""
+    def from_argv(cls, name: str, argv: list[str],
+                  listen: BindAddress | None = None) -> ServiceSpec | None:
+        """Read a spec back from a command line written by :meth:`argv` (None: not ours).
+
+        ``listen``: the address of the service's socket unit, for a socket-activated one.
+        """
         if len(argv) < 4 or argv[1:4] != ["-m", "groove", "serve"]:
             return None
         opts: dict[str, str] = {}
         rest = argv[4:]
+        socket, i_know = "--systemd-socket" in rest, "--i-know" in rest
+        rest = [arg for arg in rest if arg not in ("--systemd-socket", "--i-know")]
+        if socket:
+            if listen is None:
+                return None
+            opts["--bind"] = str(listen)
         for flag, value in zip(rest[::2], rest[1::2], strict=False):
             opts[flag] = value
         if "--kb-path" not in opts or "--bind" not in opts:
@@ -99,4 +112,4 @@ class ServiceSpec:
         return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=bind,
                    config_path=Path(opts["--config"]) if "--config" in opts else None,
                    db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
-                   python=argv[0], i_know="--i-know" in rest)
+                   python=argv[0], i_know=i_know, socket=socket)

@@ -17,6 +17,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from groove.config.bind import BindAddress
 from groove.service.base import Backend
 from groove.service.spec import ServiceSpec
 
@@ -56,6 +57,39 @@ class Systemd(Backend):
     def path_for(self, name: str) -> Path:
         return self.unit_dir() / f"{name}.service"
 
+    def socket_path_for(self, name: str) -> Path:
+        return self.unit_dir() / f"{name}.socket"
+
+    def companion_files(self, spec: ServiceSpec) -> dict[Path, str]:
+        return {self.socket_path_for(spec.name): self.render_socket(spec)} if spec.socket else {}
+
+    def companion_paths(self, name: str) -> list[Path]:
+        return [self.socket_path_for(name)]
+
+    def owns(self, path: Path) -> bool:
+        try:
+            return path.read_text(encoding="utf-8").startswith(MARKER)
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def render_socket(self, spec: ServiceSpec) -> str:
+        """The .socket unit of a socket-activated service: systemd binds, groove inherits."""
+        kb = _escape_specifiers(str(spec.kb_path))
+        return "\n".join([
+            f"{MARKER} ({spec.name}): socket written by `groove service install --socket`;",
+            "# `groove service uninstall --name " + spec.name + "` removes it with the service.",
+            "[Unit]",
+            f"Description=groove knowledge-base socket for {kb}",
+            "",
+            "[Socket]",
+            f"ListenStream={spec.bind}",
+            "Accept=no",
+            "",
+            "[Install]",
+            "WantedBy=sockets.target",
+            "",
+        ])
+
     def render(self, spec: ServiceSpec) -> str:
         kb = _escape_specifiers(str(spec.kb_path))
         return "\n".join([
@@ -63,6 +97,8 @@ class Systemd(Backend):
             "# this file, `groove service uninstall --name " + spec.name + "` to remove it.",
             "[Unit]",
             f"Description=groove knowledge-base server for {kb}",
+            *([f"Requires={spec.name}.socket", f"After={spec.name}.socket"] if spec.socket
+              else []),
             "StartLimitIntervalSec=300",
             "StartLimitBurst=5",
             "",
@@ -96,7 +132,21 @@ class Systemd(Backend):
                     argv = parse_exec(line.removeprefix("ExecStart="))
                 except ValueError:
                     return None
-                return ServiceSpec.from_argv(path.stem, argv)
+                return ServiceSpec.from_argv(path.stem, argv, self._listen(path.stem))
+        return None
+
+    def _listen(self, name: str) -> BindAddress | None:
+        """The ListenStream address of the service's own socket unit, if it has one."""
+        try:
+            text = self.socket_path_for(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        for line in text.splitlines():
+            if line.startswith("ListenStream="):
+                try:
+                    return BindAddress.parse(line.removeprefix("ListenStream="))
+                except ValueError:
+                    return None
         return None
 
     def installed(self) -> list[Path]:
@@ -125,11 +175,16 @@ class Systemd(Backend):
         return f"the systemd user manager is not running here ({state or done.stderr.strip()})"
 
     def start_commands(self, name: str) -> list[list[str]]:
+        """Enable the socket where there is one (it starts the service on first connection)."""
+        unit = f"{name}.socket" if self.socket_path_for(name).exists() else f"{name}.service"
         return [["systemctl", "--user", "daemon-reload"],
-                ["systemctl", "--user", "enable", "--now", f"{name}.service"]]
+                ["systemctl", "--user", "enable", "--now", unit]]
 
     def stop_commands(self, name: str) -> list[list[str]]:
-        return [["systemctl", "--user", "disable", "--now", f"{name}.service"]]
+        units = [f"{name}.service"]
+        if self.socket_path_for(name).exists():
+            units.insert(0, f"{name}.socket")
+        return [["systemctl", "--user", "disable", "--now", *units]]
 
     def after_remove_commands(self) -> list[list[str]]:
         return [["systemctl", "--user", "daemon-reload"]]

@@ -24,7 +24,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)

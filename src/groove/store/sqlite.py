@@ -117,7 +117,7 @@ MIGRATIONS[2] = _add_chunking_and_fields
 
 
 def _drop_fts5(conn: sqlite3.Connection) -> None:
-    """Schema 4: the FTS5 trigram table gives way to the derived full-text index.
+    """Schema 5: the FTS5 trigram table gives way to the derived full-text index.
 
     The full-text index is rebuilt from the chunk rows on first use (its
     stamp cannot match the new ``fulltext_id``).
@@ -129,7 +129,7 @@ def _drop_fts5(conn: sqlite3.Connection) -> None:
                      _fulltext_meta())
 
 
-MIGRATIONS[4] = _drop_fts5
+MIGRATIONS[5] = _drop_fts5
 
 #: Queued full-text changes are published at least this often during a run.
 FULLTEXT_BATCH_SECONDS = 1.0
@@ -211,7 +211,8 @@ CREATE TABLE IF NOT EXISTS documents (
     mtime         REAL NOT NULL DEFAULT 0,
     binary_format INTEGER NOT NULL DEFAULT 0,
     indexed_at    REAL NOT NULL,
-    chunking      TEXT NOT NULL DEFAULT 'sections'
+    chunking      TEXT NOT NULL DEFAULT 'sections',
+    language      TEXT
 );
 CREATE TABLE IF NOT EXISTS chunks (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -224,6 +225,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     token_count INTEGER,
     quality     REAL NOT NULL,
     ancestry    TEXT NOT NULL DEFAULT '[]',
+    symbol_kind TEXT,
+    scope       TEXT,
+    line_start  INTEGER,
+    line_end    INTEGER,
     UNIQUE (doc_id, chunk_index)
 );
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -335,14 +340,32 @@ def _add_counters(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS[3] = _add_counters
 
+
+def _add_code_columns(conn: sqlite3.Connection) -> None:
+    """v3 -> v4: source-code chunks (docs/indexing.md, "Source code") record their
+    definition's kind and scope and their line range; documents their language.
+    Prose has none of them, so existing rows stay as they are (NULL)."""
+    for statement in (
+        "ALTER TABLE chunks ADD COLUMN symbol_kind TEXT",
+        "ALTER TABLE chunks ADD COLUMN scope TEXT",
+        "ALTER TABLE chunks ADD COLUMN line_start INTEGER",
+        "ALTER TABLE chunks ADD COLUMN line_end INTEGER",
+        "ALTER TABLE documents ADD COLUMN language TEXT",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS[4] = _add_code_columns
+
 _DOC_COLUMNS = (
     "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
-    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking"
+    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking, d.language"
 )
 _CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.chunk_index, c.heading, c.level, c.context, c.content,"
     " c.token_count, c.quality, d.path, d.title, d.category, d.topic, d.date, d.tags,"
-    " d.binary_format FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    " d.binary_format, c.symbol_kind, c.scope, c.line_start, c.line_end, d.language"
+    " FROM chunks c JOIN documents d ON d.id = c.doc_id"
 )
 
 
@@ -622,8 +645,8 @@ class SQLiteStore(Store):
             if row is None:
                 doc_id: int | None = conn.execute(
                     "INSERT INTO documents(path, sha256, title, category, topic, date, tags,"
-                    " tags_invalid, metadata, size, mtime, binary_format, indexed_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " tags_invalid, metadata, size, mtime, binary_format, indexed_at, language)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (doc.path, *_doc_values(doc)),
                 ).lastrowid
             else:
@@ -665,7 +688,8 @@ class SQLiteStore(Store):
         """Insert the chunks (and their vectors); return them as full-text rows."""
         conn.executemany(
             "INSERT INTO chunks(doc_id, chunk_index, heading, level, context, content,"
-            " token_count, quality, ancestry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " token_count, quality, ancestry, symbol_kind, scope, line_start, line_end)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     doc_id,
@@ -677,6 +701,10 @@ class SQLiteStore(Store):
                     c.token_count,
                     float(c.quality),
                     json.dumps(list(c.ancestry), ensure_ascii=False),
+                    c.symbol_kind,
+                    c.scope,
+                    c.line_start,
+                    c.line_end,
                 )
                 for c in chunks
             ],
@@ -698,7 +726,7 @@ class SQLiteStore(Store):
         conn.execute(
             "UPDATE documents SET path = ?, sha256 = ?, title = ?, category = ?, topic = ?,"
             " date = ?, tags = ?, tags_invalid = ?, metadata = ?, size = ?, mtime = ?,"
-            " binary_format = ?, indexed_at = ? WHERE id = ?",
+            " binary_format = ?, indexed_at = ?, language = ? WHERE id = ?",
             (doc.path, *_doc_values(doc), doc_id),
         )
 
@@ -868,22 +896,29 @@ class SQLiteStore(Store):
         return out
 
     def chunk_columns(self) -> ChunkColumns:
-        """Chunk ids, document slots and qualities streamed into numpy arrays (no row objects)."""
+        """Chunk ids, document slots, qualities and symbol kinds streamed into numpy arrays
+        (no row objects)."""
         with self._errors("reading chunk metadata"):
             documents: list[DocumentMeta] = []
             slot_of: dict[int, int] = {}
             for r in self._conn.execute(
-                "SELECT id, path, title, category, topic, date, tags, binary_format"
+                "SELECT id, path, title, category, topic, date, tags, binary_format, language"
                 " FROM documents ORDER BY id"
             ):
                 slot_of[r[0]] = len(documents)
                 documents.append(DocumentMeta(r[0], r[1], r[2], r[3], r[4], r[5], _tags(r[6]),
-                                              bool(r[7])))
+                                              bool(r[7]), r[8]))
+            kinds = tuple(sorted(r[0] for r in self._conn.execute(
+                "SELECT DISTINCT symbol_kind FROM chunks WHERE symbol_kind IS NOT NULL")))
+            kind_sql = ("CASE symbol_kind " + " ".join(f"WHEN ? THEN {i}" for i in range(len(kinds)))
+                        + " ELSE -1 END") if kinds else "-1"
             count = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             ids = np.empty(count, dtype=np.int64)
             doc_ids = np.empty(count, dtype=np.int64)
             quality = np.empty(count, dtype=np.float64)
-            cursor = self._conn.execute("SELECT id, doc_id, quality FROM chunks ORDER BY id")
+            kind_code = np.empty(count, dtype=np.int16)
+            cursor = self._conn.execute(
+                f"SELECT id, doc_id, quality, {kind_sql} FROM chunks ORDER BY id", kinds)
             filled = 0
             while filled < count:
                 block = cursor.fetchmany(65536)
@@ -894,12 +929,15 @@ class SQLiteStore(Store):
                 ids[filled:end] = arr[:, 0]
                 doc_ids[filled:end] = arr[:, 1]
                 quality[filled:end] = arr[:, 2]
+                kind_code[filled:end] = arr[:, 3]
                 filled = end
         ids, doc_ids, quality = ids[:filled], doc_ids[:filled], quality[:filled]
+        kind_code = kind_code[:filled]
         known = np.array(sorted(slot_of), dtype=np.int64)
         slots = np.array([slot_of[int(d)] for d in known], dtype=np.int32)
         doc_slot = slots[np.searchsorted(known, doc_ids)] if len(known) else np.zeros(0, np.int32)
-        return ChunkColumns(ids=ids, doc_slot=doc_slot, quality=quality, documents=tuple(documents))
+        return ChunkColumns(ids=ids, doc_slot=doc_slot, quality=quality, documents=tuple(documents),
+                            kind_code=kind_code, kinds=kinds)
 
     def vector_count(self) -> int:
         with self._errors("reading embeddings"):
@@ -1240,6 +1278,7 @@ def _doc_values(doc: DocumentRecord) -> tuple[Any, ...]:
         float(doc.mtime),
         int(bool(doc.binary_format)),
         time.time(),
+        doc.language,
     )
 
 
@@ -1248,15 +1287,17 @@ def _document_row(r: tuple[Any, ...]) -> DocumentRow:
         id=r[0], path=r[1], sha256=r[2], title=r[3], category=r[4], topic=r[5], date=r[6],
         tags=_tags(r[7]), tags_invalid=bool(r[8]), metadata=json.loads(r[9] or "{}"),
         size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunking=r[14],
-        chunk_count=r[15],
+        language=r[15], chunk_count=r[16],
     )
 
 
 def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
     (chunk_id, doc_id, index, heading, level, context, content, token_count, quality, path, title,
-     category, topic, date, tags, binary_format) = r[:16]
+     category, topic, date, tags, binary_format, symbol_kind, scope, line_start, line_end,
+     language) = r[:21]
     return ChunkRow(chunk_id, doc_id, index, heading, level, context, content, token_count,
-                    quality, path, title, category, topic, date, _tags(tags), bool(binary_format))
+                    quality, path, title, category, topic, date, _tags(tags), bool(binary_format),
+                    symbol_kind, scope, line_start, line_end, language)
 
 
 def _tags(raw: str | None) -> tuple[str, ...]:

@@ -12,7 +12,8 @@ the file, so a second writer can say whom it is waiting for. Rules:
 * a probe takes a shared lock for an instant, so a writer's non-blocking
   attempt retries briefly before it concludes that somebody holds the lock;
 * the file is opened through :mod:`groove.store.files`: a link, FIFO or directory
-  planted at its name is refused with one line naming it, never followed or waited on;
+  planted at its name is never followed or waited on; writers are refused with
+  one line naming it, readers go on (one warning);
 * every failure after the file is opened (a full disk while writing the holder
   record, say) releases the lock and closes the descriptor before it propagates;
 * where ``fcntl`` does not exist (Windows) the lock is process-local only
@@ -32,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from groove.errors import Busy, GrooveError
+from groove.errors import Busy, GrooveError, UnsafeFile
 from groove.store.files import open_fd
 
 log = logging.getLogger("groove.store.writer_lock")
@@ -84,6 +85,7 @@ class WriterLock:
         self._depth = 0
         self._owner: int | None = None
         self._mutex = threading.Lock()
+        self._warned: set[str] = set()
 
     # --- taking it ---------------------------------------------------------------
     @contextmanager
@@ -178,7 +180,12 @@ class WriterLock:
         return self._owner is not None
 
     def holder(self) -> Holder | None:
-        """Who holds the lock now, or None; never blocks and never takes it for long."""
+        """Who holds the lock now, or None; never blocks and never takes it for long.
+
+        A lock file that cannot be a lock (a link, FIFO or directory planted
+        there) holds nobody: readers go on, with one warning naming it, and
+        every writer is refused by :meth:`hold` with the same line.
+        """
         if self.held_here:
             return Holder(os.getpid(), _command_line(), None)
         if fcntl is None:
@@ -186,6 +193,11 @@ class WriterLock:
         try:
             fd = open_fd(self.path, os.O_RDONLY, WHAT)
         except FileNotFoundError:
+            return None
+        except UnsafeFile as exc:
+            if str(exc) not in self._warned:
+                self._warned.add(str(exc))
+                log.warning("%s; indexing is refused until then", exc)
             return None
         try:
             try:

@@ -133,12 +133,12 @@ async function refreshStatus() {
     setText("st-documents", st.documents);
     setText("st-chunks", st.chunks);
     setText("st-model", st.model);
-    setText("st-watcher", st.indexing ? `${st.watcher} (indexing…)` : st.watcher);
+    setText("st-watcher", st.indexing.active ? `${st.watcher.state} (indexing…)` : st.watcher.state);
     setText("st-index", describeIndex(st.index));
     setText("st-last-indexed", st.last_indexed);
     setText("st-uptime", formatUptime(st.uptime_s));
     setText("st-pid", st.pid);
-    band.classList.toggle("error", Boolean(st.error) || st.watcher === "error");
+    band.classList.toggle("error", Boolean(st.error) || st.watcher.state === "error");
   } catch (e) {
     band.classList.add("error");
     setText("st-watcher", "status unavailable: " + e.message);
@@ -167,8 +167,13 @@ function renderHit(hit) {
   const li = el("li", "hit");
   const head = el("div", "hit-head");
   head.append(el("span", "hit-score", Number(hit.score).toFixed(4)));
-  head.append(el("span", "hit-path", hit.path));
-  if (hit.heading) head.append(el("span", "hit-heading", hit.heading));
+  // a source-code hit shows path:line, and its kind and scope beside its name
+  const where = hit.line_start ? `${hit.path}:${hit.line_start}` : hit.path;
+  head.append(el("span", "hit-path", where));
+  if (hit.heading) {
+    const label = hit.symbol_kind ? `${hit.symbol_kind} ${hit.heading}` : hit.heading;
+    head.append(el("span", "hit-heading", hit.scope ? `${label} (${hit.scope})` : label));
+  }
   const tags = el("span", "hit-tags");
   for (const t of hit.tags || []) tags.append(el("span", "tag", t));
   head.append(tags);

@@ -1,0 +1,120 @@
+"""The code parsers (docs/indexing.md, "Source code"): grammars, definitions, scopes,
+aliases, the refusal of a missing grammar, and byte coverage on real repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _code_coverage import assert_covers
+from groove.config import Config
+from groove.errors import ConfigError
+from groove.indexing.code_chunking import plan_pieces
+from groove.parsers import get_parser, get_parser_for
+from groove.parsers.code import grammars
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def outline_of(parser_id: str, path: str, source: str):
+    doc = get_parser(parser_id).parse(source.encode(), path)
+    assert doc.outline is not None
+    return doc.outline
+
+
+def flat(definitions, depth=0):
+    for d in definitions:
+        yield d
+        yield from flat(d.children, depth + 1)
+
+
+@pytest.mark.parametrize(("parser_id", "path", "source", "expected"), [
+    ("python", "m.py", "@cache\ndef f():\n    pass\n\nclass C:\n    def m(self):\n        pass\n",
+     {("f", "function", None, 0), ("C", "class", None, 4), ("m", "function", "class C", 5)}),
+    ("rust", "db.rs", "/// Doc.\nimpl Database {\n    fn open() {}\n}\nstruct S;\n",
+     {("open", "method", "impl Database", 2), ("S", "class", None, 4)}),
+    ("typescript", "a.tsx", "// helper\nexport function f(): number { return 1 }\n"
+     "class A {\n  m(): void {}\n}\n", {("f", "function", None, 0), ("A", "class", None, 2),
+                                        ("m", "method", "class A", 3)}),
+    ("javascript", "a.js", "class B {\n  run() {}\n}\n",
+     {("B", "class", None, 0), ("run", "method", "class B", 1)}),
+    ("go", "a.go", "package p\n// Open opens.\nfunc Open() {}\n",
+     {("Open", "function", None, 1)}),
+    ("java", "A.java", "class A {\n  void m() {}\n}\n",
+     {("A", "class", None, 0), ("m", "method", "class A", 1)}),
+    ("c", "a.c", "/* adds */\nint add(int a) { return a; }\n", {("add", "function", None, 0)}),
+    ("cpp", "a.cpp", "namespace ns {\nint f() { return 1; }\n}\n",
+     {("f", "function", "namespace ns", 1)}),
+    ("php", "a.php", "<?php\nfunction f() { return 1; }\n", {("f", "function", None, 1)}),
+])
+def test_each_language_reports_its_definitions_with_kind_scope_and_doc_comment(
+        parser_id, path, source, expected):
+    found = {(d.name, d.kind, d.scope, d.first_line)
+             for d in flat(outline_of(parser_id, path, source).definitions)}
+    assert expected <= found
+
+
+def test_extensions_map_to_their_language():
+    enabled = ["md", "python", "rust", "typescript", "cpp", "c"]
+    assert get_parser_for("a/b.pyi", enabled).id == "python"
+    assert get_parser_for("x.TSX", enabled).id == "typescript"
+    assert get_parser_for("x.h", enabled).id == "c"
+    assert get_parser_for("x.hpp", enabled).id == "cpp"
+    assert get_parser_for("x.go", enabled) is None
+
+
+def test_grooveseek_ids_are_read_as_the_language_they_name(tmp_path):
+    config = Config.defaults_for(tmp_path).model_copy()
+    parsed = type(config.parsers).model_validate({"enabled": ["md", "py", "rs", "python"]})
+    assert parsed.enabled == ["md", "python", "rust"]
+
+
+def test_a_missing_grammar_package_is_named(monkeypatch):
+    spec = grammars.LanguageSpec("rust", ("rs",), "tree-sitter-rust", "no_such_grammar_module",
+                                 "language", ("no_such_grammar_module",))
+    monkeypatch.setitem(grammars.LANGUAGES, "rust", spec)
+    monkeypatch.setattr(grammars, "_LOADED", {})
+    with pytest.raises(ConfigError, match=r"'rust'.*tree-sitter-rust.*groove\[code\]"):
+        get_parser("rust").check()
+
+
+# --------------------------------------------------------------------------- coverage
+
+
+def _covers_file(parser_id: str, path: Path, rel: str) -> None:
+    doc = get_parser(parser_id).parse(path.read_bytes(), rel)
+    assert doc.outline is not None
+    for budget, cap in ((1500, 256), (200, 8)):
+        assert_covers(doc.outline.text,
+                      plan_pieces(doc.outline.text, doc.outline.definitions, budget=budget,
+                                  max_pieces=cap), max_pieces=cap)
+
+
+@pytest.mark.parametrize("root", [SRC / "groove", Path(click.__file__).parent],
+                         ids=["groove-src", "click"])
+def test_every_file_of_a_real_repository_is_covered(root):
+    files = sorted(root.rglob("*.py"))
+    assert len(files) > 10
+    for path in files:
+        _covers_file("python", path, path.relative_to(root).as_posix())
+
+
+FRAGMENTS = st.sampled_from([
+    "def f(a, b):\n", "    return a + b\n", "class K:\n", "    x = 1\n", "\n", "@decorator\n",
+    "# comment\n", "    def m(self):\n", "        pass\n", "def broken(:\n", ")))\n", "x = = 2\n",
+    '    """doc"""\n', "import os\n", "if True:\n", "    'é日本'\n", "}\n",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(FRAGMENTS, max_size=60), st.integers(200, 600), st.integers(1, 20))
+def test_any_python_text_parsed_for_real_is_covered(fragments, budget, cap):
+    text = "".join(fragments)
+    doc = get_parser("python").parse(text.encode(), "x.py")
+    assert doc.outline is not None
+    assert_covers(text, plan_pieces(text, doc.outline.definitions, budget=budget,
+                                    max_pieces=cap), max_pieces=cap)

@@ -1,0 +1,135 @@
+"""Source code through the whole system: index, search, get_document, exclusions, the
+missing-grammar refusal, and the writer-lock question on this repository's own src/."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from groove.errors import ConfigError
+from groove.parsers.code import grammars
+from groove.search.request import SearchRequest
+
+REPO_SRC = Path(__file__).resolve().parents[2] / "src"
+
+FILES = {
+    "README.md": "# Inventory\n\nThe inventory service keeps track of stock levels.\n",
+    "src/inventory/store.py": '''
+        """Stock records kept in memory."""
+
+        import threading
+
+
+        class StockStore:
+            """Holds the stock level of every item."""
+
+            def __init__(self):
+                self._levels = {}
+                self._lock = threading.Lock()
+
+            def reserve(self, item, count):
+                """Take ``count`` units of ``item`` out of stock, refusing to go below zero."""
+                with self._lock:
+                    level = self._levels.get(item, 0)
+                    if level < count:
+                        raise ValueError(f"only {level} of {item} left")
+                    self._levels[item] = level - count
+        ''',
+    "src/inventory/lib.rs": '''
+        pub struct Warehouse { name: String }
+
+        impl Warehouse {
+            /// Opens the warehouse ledger stored at a path on disk.
+            pub fn open_ledger(path: &str) -> Warehouse {
+                Warehouse { name: path.to_string() }
+            }
+        }
+        ''',
+    "node_modules/dep/index.js": "function hidden() { return 'never indexed'; }\n",
+    ".venv/lib/site.py": "def hidden():\n    return 'never indexed'\n",
+    "target/debug/build.rs": "fn hidden() {}\n",
+}
+
+
+@pytest.fixture
+def code_kb(make_kb, write_files, tmp_path):
+    root = write_files(tmp_path / "kb", FILES)
+    kb = make_kb(root, parsers={"enabled": ["md", "py", "rust"]})
+    kb.index()
+    return kb
+
+
+def test_definitions_are_indexed_and_found_with_their_lines(code_kb):
+    paths = {d.path for d in code_kb.list_documents()}
+    assert paths == {"README.md", "src/inventory/store.py", "src/inventory/lib.rs"}
+    response = code_kb.search(SearchRequest(
+        query="take units out of stock without going below zero", limit=3))
+    top = response.results[0]  # the class fits the budget, so it is one chunk
+    assert (top.path, top.heading, top.symbol_kind, top.scope) == (
+        "src/inventory/store.py", "StockStore", "class", None)
+    assert (top.line_start, top.line_end) == (6, 19)
+    text = (code_kb.kb_path / top.path).read_text().split("\n")
+    assert top.content == "\n".join(text[top.line_start - 1:top.line_end])
+    assert top.location() == f"src/inventory/store.py:{top.line_start}"
+
+
+def test_languages_and_symbol_kind_filter_and_rust_scope(code_kb):
+    hits = code_kb.search(SearchRequest(query="open the warehouse ledger", languages=["rust"],
+                                        symbol_kind=["method"])).results
+    assert [(h.heading, h.scope) for h in hits] == [("open_ledger", "impl Warehouse")]
+    assert hits[0].content.lstrip().startswith("/// Opens the warehouse ledger")
+    prose = code_kb.search(SearchRequest(query="inventory stock levels", languages=["python"]))
+    assert {h.path for h in prose.results} <= {"src/inventory/store.py"}
+
+
+def test_get_document_returns_the_file_verbatim_so_hit_lines_hold(code_kb):
+    doc = code_kb.read_document("src/inventory/lib.rs")
+    assert doc.text == (code_kb.kb_path / "src/inventory/lib.rs").read_text()
+
+
+def test_the_text_format_shows_path_and_line(code_kb):
+    from groove.cli.search_cmd import render_text
+
+    response = code_kb.search(SearchRequest(query="reserve stock", limit=1))
+    hit = response.results[0]
+    rendered = render_text(response)
+    assert f"path: {hit.path}:{hit.line_start}\n" in rendered
+    assert f"(lines {hit.line_start}-{hit.line_end})" in rendered
+
+
+def test_a_missing_grammar_stops_the_run_before_any_index_exists(make_kb, write_files,
+                                                                tmp_path, monkeypatch):
+    root = write_files(tmp_path / "kb2", {"a.rs": "fn a() {}\n"})
+    spec = grammars.LanguageSpec("rust", ("rs",), "tree-sitter-rust", "no_such_grammar_module",
+                                 "language", ("no_such_grammar_module",))
+    monkeypatch.setitem(grammars.LANGUAGES, "rust", spec)
+    monkeypatch.setattr(grammars, "_LOADED", {})
+    kb = make_kb(root, parsers={"enabled": ["md", "rust"]})
+    with pytest.raises(ConfigError, match="tree-sitter-rust"):
+        kb.index()
+    assert not kb.db_path.exists()
+    assert list(root.iterdir()) == [root / "a.rs"]
+
+
+@pytest.mark.slow
+def test_this_repository_answers_where_the_writer_lock_is_taken(make_kb, tmp_path):
+    """Done criterion: groove's own src/ indexed as Python, the question finds the function."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO_SRC, root / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    kb = make_kb(root, parsers={"enabled": ["md", "python"]})
+    kb.index()
+    chunks = [c for d in kb.list_documents() for c in _chunks(kb, d.path)]
+    assert sum(c.symbol_kind is not None for c in chunks) > 0.6 * len(chunks)
+    top = kb.search(SearchRequest(query="where is the writer lock taken", limit=5)).results[0]
+    assert top.path == "src/groove/store/writer_lock.py"
+    assert (top.symbol_kind, top.scope) == ("function", "class WriterLock")
+    assert top.heading in {"hold", "_acquire"}
+    lines = (root / top.path).read_text().split("\n")
+    assert top.content == "\n".join(lines[top.line_start - 1:top.line_end])
+
+
+def _chunks(kb, path):
+    with kb.reading() as store:
+        return store.document_chunks(store.get_document(path).id)

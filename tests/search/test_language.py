@@ -1,0 +1,35 @@
+"""Script families for language-aware retrieval (search/language.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from groove.search.language import CJK_SHARE, cjk_share, is_cjk
+
+
+def test_japanese_english_and_mixed_texts() -> None:
+    assert is_cjk("台風のとき、はまかぜプライドはどこへ避難する？")
+    assert is_cjk("改札機に PG-E311 が出たときはどうすればいい？")  # one code in a Japanese question
+    assert is_cjk("浜風本社の会議室のWi-Fiパスワードを教えてください")
+    assert not is_cjk("What is Hamakaze Pride's maximum draught?")
+    assert not is_cjk("how to say 台風 in English when writing to a client")
+    assert not is_cjk("")
+    assert not is_cjk("--- *** \"\"")
+
+
+@given(st.text())
+def test_the_share_is_a_fraction_and_decides_the_family(text: str) -> None:
+    share = cjk_share(text)
+    assert 0.0 <= share <= 1.0
+    assert is_cjk(text) == (share >= CJK_SHARE)
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126)))
+def test_ascii_text_is_never_cjk(text: str) -> None:
+    assert cjk_share(text) == 0.0
+
+
+@given(st.text(alphabet="あいうえおアイウエオ漢字台風", min_size=1))
+def test_kana_and_kanji_text_is_cjk(text: str) -> None:
+    assert cjk_share(text) == 1.0
