@@ -138,3 +138,11 @@ def test_damaged_segments_make_an_empty_index_to_rebuild(tmp_path) -> None:
             f.write_bytes(b"\0" * 16)
     damaged = TantivyIndex(tmp_path / "x")
     assert damaged.stamp() is None and damaged.search(["alpha"], 10) == []
+
+
+def test_tied_chunks_make_the_cut_in_chunk_id_order(tmp_path) -> None:
+    index = TantivyIndex(tmp_path / "x")
+    for batch in (range(20, 10, -1), range(10, 0, -1)):  # later ids first, two segments
+        index.add([TextRow(i, i, None, "", "identical text") for i in batch])
+        index.commit(Stamp("t", 1))
+    assert [c for c, _ in index.search(["identical"], 3)] == [1, 2, 3]

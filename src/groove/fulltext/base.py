@@ -71,7 +71,8 @@ class FullTextIndex(ABC):
 
     @abstractmethod
     def search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """``[(chunk_id, score)]``, higher score first, for chunks matching any phrase."""
+        """``[(chunk_id, score)]`` for chunks matching any phrase: higher score first, equal
+        scores in chunk-id order (also deciding which tied chunks make the cut)."""
 
     @abstractmethod
     def matching(self, terms: Sequence[str]) -> set[int]:

@@ -153,18 +153,31 @@ class TantivyIndex(FullTextIndex):
             return int(searcher.num_docs) - len(stamped)
 
     def search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """The best ``limit`` chunks; equal scores in chunk-id order, also at the cut.
+
+        tantivy breaks ties by its own document order, so when the last score
+        fetched ties with the one at the cut, more are fetched (doubling) until
+        the tie is whole; then the tie is ordered by chunk id and cut.
+        """
         query = self._any_of(phrases)
         if query is None or limit <= 0:
             return []
+        fetch = limit
         with self._lock:
             searcher = self._searcher()
             try:
-                hits = searcher.search(query, limit, count=False).hits
+                while True:
+                    hits = searcher.search(query, fetch, count=False).hits
+                    if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0]:
+                        break
+                    fetch *= 2
                 ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
             except ValueError as exc:
                 raise self._damaged(exc) from exc
-        return [(int(cid), float(score))  # type: ignore[arg-type]
-                for (score, _), cid in zip(hits, ids, strict=True)]
+        ranked = sorted(((int(cid), float(score))  # type: ignore[arg-type]
+                         for (score, _), cid in zip(hits, ids, strict=True)),
+                        key=lambda hit: (-hit[1], hit[0]))
+        return ranked[:limit]
 
     def _damaged(self, exc: BaseException) -> CorruptIndexError:
         return CorruptIndexError(
