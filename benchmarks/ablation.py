@@ -1,7 +1,15 @@
 """Ablation of the search-quality changes on both evaluation sets.
 
     python benchmarks/ablation.py [--dev ../shared/eval] [--out benchmarks/ablation.json]
-                                  [--sets fixture,dev] [--sweep]
+                                  [--sets fixture,dev] [--sweep] [--rows language|quality]
+
+``--rows language`` (the default) measures the cross-language, diversity and
+answerability changes (per-script vector leg with its offset, imputed
+full-text scores, the same-document margin, the new low_confidence rule), each
+alone on top of "before" and all together, on the contextual + folded index,
+with same-language recall@1 / MRR (queries whose id does not start ``x-``) next
+to the cross-language figures. ``--rows quality`` is the earlier table below
+(with the later changes switched off, so its rows stay comparable).
 
 For each set (the quality fixture ``tests/fixtures/quality_kb`` with
 ``tests/fixtures/quality_unanswerable.yml``, and the bilingual dev set), each
@@ -52,8 +60,14 @@ from groove.indexing import chunking  # noqa: E402
 from groove.kb import KnowledgeBase  # noqa: E402
 from groove.search.request import SearchRequest  # noqa: E402
 
+#: Row marker: low_confidence from leg agreement alone (the rule before issue 17).
+AGREEMENT_RULE = AGREEMENT_RULE_KEY = "_agreement_only_low_confidence"
+
 COLUMNS = (("recall@1", "recall@1"), ("mrr", "MRR"), ("ndcg@5", "nDCG@5"),
+           ("same_language_recall@1", "same-language recall@1"),
+           ("same_language_mrr", "same-language MRR"),
            ("multi_recall@5", "two-answer recall@5"),
+           ("cross_language_recall@1", "cross-language recall@1"),
            ("cross_language_recall@5", "cross-language recall@5"),
            ("low_confidence_rate", "low_conf answerable"),
            ("unanswerable_low_confidence_rate", "low_conf unanswerable"))
@@ -129,19 +143,32 @@ def open_index(name: str, source: Path, *, contextual: bool, fold: bool,
                          embedder=embedder)
 
 
+def deep(*layers: dict[str, Any]) -> dict[str, Any]:
+    """The ``[search]`` override layers merged left to right, tables merged key by key."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            out[key] = deep(out[key], value) if isinstance(value, dict) and isinstance(
+                out.get(key), dict) else value
+    return out
+
+
 def evaluate(kb: KnowledgeBase, golden: Path, unanswerable: Path, search: dict[str, Any],
              request: dict[str, Any]) -> dict[str, float]:
     """One ``groove eval`` run with ``[search]`` overrides and per-call request fields."""
     from groove.config.model import SearchConfig
+    from groove.search import confidence
 
     search = dict(search)
     old = search.pop(OLD_RULE, False)
-    merged = kb.config.search.model_dump(by_alias=True)
-    for key, value in search.items():
-        merged[key] = {**merged[key], **value} if isinstance(value, dict) else value
+    agreement_only = search.pop(AGREEMENT_RULE, False)
+    merged = deep(kb.config.search.model_dump(by_alias=True), search)
     config = kb.config.model_copy(update={"search": SearchConfig.model_validate(merged)})
     with ExitStack() as stack:
         stack.enter_context(mock.patch.object(kb, "config", config))
+        if agreement_only:
+            stack.enter_context(mock.patch.object(
+                confidence, "weak_evidence", lambda evidence: evidence.legs_disagree))
         if old:
             real_search = kb.search
 
@@ -153,7 +180,12 @@ def evaluate(kb: KnowledgeBase, golden: Path, unanswerable: Path, search: dict[s
             stack.enter_context(mock.patch.object(kb, "search", search_with_old_rule))
         report = run_eval(kb, SearchRequest(query="", **request), golden_path=golden,
                           unanswerable_path=unanswerable, record_history=False)
-    return {key: round(report.metrics[key], 3) for key, _ in COLUMNS if key in report.metrics}
+    metrics = dict(report.metrics)
+    same = [q for q in report.queries if not q.cross_language]
+    if same:
+        metrics["same_language_recall@1"] = sum(q.metrics["recall@1"] for q in same) / len(same)
+        metrics["same_language_mrr"] = sum(q.metrics["mrr"] for q in same) / len(same)
+    return {key: round(metrics[key], 3) for key, _ in COLUMNS if key in metrics}
 
 
 def sets(dev: Path) -> dict[str, tuple[Path, Path, Path]]:
@@ -166,7 +198,10 @@ def sets(dev: Path) -> dict[str, tuple[Path, Path, Path]]:
 
 
 #: (row label, contextual, fold, [search] overrides, request fields)
-OLD = {"fusion": {"method": "rrf"}, "max_chunks_per_document": 0}
+#: The cross-language, margin and answerability changes off: what main did before them.
+BEFORE_LANGUAGE = {"fusion": {"cross_language_offset": 0.0, "cross_language_imputation": 0.0},
+                   "document_margin": 0.0, AGREEMENT_RULE_KEY: True}
+OLD = deep(BEFORE_LANGUAGE, {"fusion": {"method": "rrf"}, "max_chunks_per_document": 0})
 
 
 def rows(defaults: dict[str, Any], old_confidence: dict[str, Any], new_confidence: dict[str, Any]
@@ -175,14 +210,37 @@ def rows(defaults: dict[str, Any], old_confidence: dict[str, Any], new_confidenc
     cap = {"max_chunks_per_document": defaults["max_chunks_per_document"] or 2}
     default_cap = {"max_chunks_per_document": defaults["max_chunks_per_document"]}
     return [
-        ("baseline (before)", False, False, {**OLD, **old_confidence}, {}),
-        ("+ contextual embedding", True, False, {**OLD, **old_confidence}, {}),
-        ("+ stub folding", False, True, {**OLD, **old_confidence}, {}),
-        ("+ convex fusion", False, False, {**OLD, **convex, **old_confidence}, {}),
+        ("baseline (before)", False, False, deep(OLD, old_confidence), {}),
+        ("+ contextual embedding", True, False, deep(OLD, old_confidence), {}),
+        ("+ stub folding", False, True, deep(OLD, old_confidence), {}),
+        ("+ convex fusion", False, False, deep(OLD, convex, old_confidence), {}),
         (f"+ per-document cap ({cap['max_chunks_per_document']})", False, False,
-         {**OLD, **cap, **old_confidence}, {}),
-        ("+ new low_confidence", False, False, {**OLD, **new_confidence}, {}),
-        ("all together (defaults)", True, True, {**OLD, **convex, **default_cap, **new_confidence}, {}),
+         deep(OLD, cap, old_confidence), {}),
+        ("+ new low_confidence", False, False, deep(OLD, new_confidence), {}),
+        ("all together (defaults)", True, True, deep(OLD, convex, default_cap, new_confidence), {}),
+    ]
+
+
+def language_rows(defaults: dict[str, Any]
+                  ) -> list[tuple[str, bool, bool, dict[str, Any], dict[str, Any]]]:
+    """Issue 17: the cross-language, diversity and answerability changes, alone and together."""
+    offset, imputation = defaults["cross_language_offset"], defaults["cross_language_imputation"]
+    margin = defaults["document_margin"]
+    before = BEFORE_LANGUAGE
+    return [
+        ("before (convex, agreement-only low_confidence)", True, True, before, {}),
+        (f"+ imputed full-text score (g={imputation:g})", True, True,
+         deep(before, {"fusion": {"cross_language_imputation": imputation}}), {}),
+        (f"+ per-script vector leg, offset {offset:g}", True, True,
+         deep(before, {"fusion": {"cross_language_offset": offset}}), {}),
+        ("+ both (language-aware fusion)", True, True,
+         deep(before, {"fusion": {"cross_language_offset": offset,
+                                  "cross_language_imputation": imputation}}), {}),
+        (f"+ same-document margin {margin:g}", True, True,
+         deep(before, {"document_margin": margin}), {}),
+        ("+ new low_confidence rule", True, True,
+         {k: v for k, v in before.items() if k != AGREEMENT_RULE_KEY}, {}),
+        ("all together (defaults)", True, True, {}, {}),
     ]
 
 
@@ -204,11 +262,17 @@ def main() -> None:
     parser.add_argument("--sets", default="fixture,dev")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--rows", choices=("language", "quality"), default="language",
+                        help="language: the cross-language/diversity/answerability rows (issue 17); "
+                             "quality: the earlier contextual/folding/fusion/cap rows")
     args = parser.parse_args()
     from groove.config.model import FusionConfig, SearchConfig
 
     defaults = {"vector_weight": FusionConfig().vector_weight,
-                "max_chunks_per_document": SearchConfig().max_chunks_per_document}
+                "max_chunks_per_document": SearchConfig().max_chunks_per_document,
+                "cross_language_offset": FusionConfig().cross_language_offset,
+                "cross_language_imputation": FusionConfig().cross_language_imputation,
+                "document_margin": SearchConfig().document_margin}
     old_conf, new_conf = confidence_settings()
     real = get_embedder("multilingual-e5-small")
     embedder = CachingEmbedder(real, CACHE / "embeddings.npz")
@@ -218,13 +282,28 @@ def main() -> None:
         if name not in args.sets.split(","):
             continue
         table = []
-        for label, ctx, fold, search, request in rows(defaults, old_conf, new_conf):
+        table_rows = (language_rows(defaults) if args.rows == "language"
+                      else rows(defaults, old_conf, new_conf))
+        for label, ctx, fold, search, request in table_rows:
             kb = open_index(name, source, contextual=ctx, fold=fold, embedder=embedder)
             table.append((label, evaluate(kb, golden, unanswerable, search, request)))
             kb.close()
             print(label, table[-1][1], file=sys.stderr)
         results[name] = table
-        if args.sweep:
+        if args.sweep and args.rows == "language":
+            kb = open_index(name, source, contextual=True, fold=True, embedder=embedder)
+            sweeps[name] = {
+                **{f"offset={o} imputation={g}": evaluate(
+                    kb, golden, unanswerable,
+                    {"fusion": {"cross_language_offset": o, "cross_language_imputation": g}}, {})
+                   for o in (0.0, 0.03, 0.04, 0.05, 0.06) for g in (0.0, 0.5, 1.0)},
+                **{f"document_margin={m}": evaluate(kb, golden, unanswerable,
+                                                    {"document_margin": m}, {})
+                   for m in (0.0, 0.1, 0.2, 0.3, 0.5)},
+            }
+            kb.close()
+            print(json.dumps(sweeps[name], indent=1), file=sys.stderr)
+        elif args.sweep:
             kb = open_index(name, source, contextual=True, fold=True, embedder=embedder)
             sweeps[name] = {
                 "rrf": evaluate(kb, golden, unanswerable, {"fusion": {"method": "rrf"}}, {}),

@@ -19,6 +19,9 @@ Writes one JSON object to FILE and prints it. What is measured and how:
   ratio (target <= 1.25). ``mcp_overhead.py`` does the measuring and can
   profile it. ``--http-only SIZE`` runs just this part on one size.
 
+``flat_cost``: per size, search p50/p95, the query embedding p50 from the same
+child and their ratios, and the p50 by query shape (docs/scaling.md).
+
 ``--quick`` skips the 200k KB and uses fewer repetitions; on a warm cache it
 takes a few minutes. ``--profile`` also writes cProfile reports of the search
 loop at 10k and 50k to ``benchmarks/.cache/profile-<size>.txt``.
@@ -140,6 +143,21 @@ def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:
             "http_calls": calls, "http_query": HTTP_QUERY, "http_size": kb.label}
 
 
+def flat_cost_table(per_size: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per size: search p50/p95, the query embedding p50 and their ratios (one child each).
+
+    The embedding is the floor a search cannot go under; a ratio that grows
+    with the size is a cost that follows the corpus instead of the answer.
+    """
+    return {label: {"chunks": r["chunks"], "search_p50_ms": r["search_p50_ms"],
+                    "search_p95_ms": r["search_p95_ms"],
+                    "query_embed_p50_ms": r["query_embed_p50_ms"],
+                    "p50_over_embed": ratio(r["search_p50_ms"], r["query_embed_p50_ms"]),
+                    "p95_over_embed": ratio(r["search_p95_ms"], r["query_embed_p50_ms"]),
+                    "p50_ms_by_shape": r["search_p50_ms_by_shape"]}
+            for label, r in per_size.items()}
+
+
 def ratio(value: float | None, reference: float | None) -> float | None:
     """``value / reference`` rounded, None when either is missing (e.g. the server failed)."""
     return round(value / reference, 3) if value and reference else None
@@ -176,7 +194,8 @@ def verdicts(out: dict[str, Any]) -> dict[str, Any]:
             for k, v in got.items()}
 
 
-def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict[str, Any]:
+def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool,
+        scale_json_dir: Path | None = None) -> dict[str, Any]:
     """The whole benchmark; ``random_10k`` swaps the 10k KB for random vectors (see --help)."""
     started = time.perf_counter()
     sizes = [s for s in SIZES if not (quick and s[0] == "200k")]
@@ -211,9 +230,11 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict
         if profile and label in ("10k", "50k"):
             extra += ["--profile", str(CACHE / f"profile-{label}.txt")]
         per_size[label] = child("search", kb, *extra)
-    for key in ("search_p50_ms", "search_p95_ms", "search_min_ms", "knn_ms", "knn_min_ms", "peak_rss_mb", "index_memory_ratio",
-                "graph_depth1_ms"):
+    for key in ("search_p50_ms", "search_p95_ms", "search_min_ms", "query_embed_p50_ms",
+                "search_p50_ms_by_shape", "knn_ms", "knn_min_ms", "peak_rss_mb",
+                "index_memory_ratio", "graph_depth1_ms"):
         out[key] = {label: r[key] for label, r in per_size.items()}
+    out["flat_cost"] = flat_cost_table(per_size)
     out["per_size"] = per_size
     log("no-op index at 10k ...")
     noop = child("noop", ten)
@@ -232,7 +253,7 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool) -> dict
         out.update(http_search_p50_ms=None, http_error=f"{type(exc).__name__}: {exc}")
     out["inprocess_same_query_mix_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
     if not quick:
-        out["scale"] = scale(allow_stale)
+        out["scale"] = scale(allow_stale, json_dir=scale_json_dir)
     out["calibration_end"] = child("calibrate", CachedKB("-", 0, "-", HERE, {}, True))
     out["targets"] = verdicts(out)
     out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]
@@ -258,8 +279,13 @@ def run_http_only(label: str) -> dict[str, Any]:
     return out
 
 
-def scale(allow_stale: bool, storages: tuple[str, ...] = ("float32", "int8")) -> dict[str, Any]:
-    """The million-chunk measurements, one child per resident storage."""
+def scale(allow_stale: bool, storages: tuple[str, ...] = ("float32", "int8"),
+          json_dir: Path | None = None) -> dict[str, Any]:
+    """The million-chunk measurements, one child per resident storage.
+
+    With ``json_dir`` each storage's object is also written alone to
+    ``<json_dir>/scale-1m-<storage>.json`` (the committed files).
+    """
     kb = ensure_kb(*SCALE_SIZE, log, allow_stale=allow_stale)
     out: dict[str, Any] = {"size": kb.label, "build": kb.build, "reused_from_cache": kb.cached}
     for storage in storages:
@@ -268,6 +294,11 @@ def scale(allow_stale: bool, storages: tuple[str, ...] = ("float32", "int8")) ->
             out[storage] = child("scale", kb, "--storage", storage, "--reps", "2", timeout=7200)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             out[storage] = {"error": str(exc)[-1500:]}
+            continue
+        if json_dir is not None:
+            (json_dir / f"scale-1m-{storage}.json").write_text(
+                json.dumps({**out[storage], "loadavg_1m": os.getloadavg()[0]}) + "\n",
+                encoding="utf-8")
     got = {
         "search_p50_ms": out.get("float32", {}).get("search_p50_ms"),
         "recall_at_10_all_n10": out.get("float32", {}).get("recall_at_10_all_n10"),
@@ -297,14 +328,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON")
     parser.add_argument("--scale-only", action="store_true",
                         help="only the million-chunk measurements (docs/scaling.md)")
+    parser.add_argument("--scale-json-dir", type=Path, default=None,
+                        help="also write scale-1m-<storage>.json per storage into this folder")
     args = parser.parse_args()
     if args.http_only:
         result = run_http_only(args.http_only)
     elif args.scale_only:
         result = {"groove_benchmark": 1, "machine": machine(), "source": source_revision(),
-                  "scale": scale(args.allow_stale_cache)}
+                  "scale": scale(args.allow_stale_cache, json_dir=args.scale_json_dir)}
     else:
-        result = run(args.quick, args.profile, args.allow_stale_cache, args.random_10k)
+        result = run(args.quick, args.profile, args.allow_stale_cache, args.random_10k,
+                     args.scale_json_dir)
     text = json.dumps(result, indent=2, ensure_ascii=False)
     args.out.write_text(text + "\n", encoding="utf-8")
     print(text)

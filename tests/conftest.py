@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# Ray reads this once, when it is imported: every Ray process a test starts keeps to
+# 127.0.0.1 (the machine's own address otherwise), whichever test module imports Ray first.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
 
 @pytest.fixture(autouse=True)

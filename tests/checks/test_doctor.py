@@ -175,6 +175,8 @@ def test_grooveseek_leftovers_are_reported_and_never_opened(tmp_path, make_kb):
     old_db.write_bytes(b"not even sqlite")  # groove must not open it (it would fail)
     os.chmod(old_db, 0)  # and cannot read it: existence is all that is checked
     (kb_dir / ".kb-mcpignore").write_text("drafts/\n", encoding="utf-8")
+    (kb_dir / "drafts").mkdir()
+    (kb_dir / "drafts" / "d.md").write_text("# D\n\ndraft notes\n", encoding="utf-8")
     kb = make_kb(kb_dir)
     kb.index()
     from groove.checks.doctor import run_doctor
@@ -184,6 +186,7 @@ def test_grooveseek_leftovers_are_reported_and_never_opened(tmp_path, make_kb):
     assert set(found) == {str(old_db), str(kb_dir / ".kb-mcpignore")}
     assert found[str(old_db)].fix == f"rm {shlex.quote(str(old_db))}"
     assert found[str(kb_dir / ".kb-mcpignore")].fix.startswith("mv ")
+    assert "match 1 indexed document(s): drafts/d.md" in found[str(kb_dir / ".kb-mcpignore")].message
     assert "[FAIL] grooveseek: 2 finding(s)" in report.render_text()
     assert old_db.stat().st_size == len(b"not even sqlite")  # untouched
     (kb_dir / ".grooveignore").write_text("tmp/\n", encoding="utf-8")

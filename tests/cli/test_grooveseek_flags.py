@@ -245,3 +245,37 @@ def test_service_uninstall_purge_needs_yes_and_removes_only_the_index(tmp_path):
     assert done.exit_code == 0, done.stderr
     assert not (kb / ".groove.db").exists() and (kb / "a.md").exists()
     assert f"removed {kb / '.groove.db'}" in done.stdout
+
+
+def test_naming_a_reranker_opts_the_run_in_unless_told_otherwise(site, monkeypatch):
+    """GrooveSeek's rule; checked on the request the command builds (no model is loaded)."""
+    from groove.kb import KnowledgeBase
+    from groove.models import SearchResponse
+
+    asked: list[Any] = []
+
+    def record(self, request, **_kw):
+        asked.append(request)
+        return SearchResponse(results=[], low_confidence=False, filter_applied={})
+
+    monkeypatch.setattr(KnowledgeBase, "search", record)
+    kb = str(site / "kb")
+    for extra, expected in (([], None), (["--reranker", "bge-v2-m3"], True),
+                            (["--reranker", "bge-v2-m3", "--no-rerank"], False),
+                            (["--reranker", "none"], False)):
+        result = _run(site, "search", "alpha", "--kb-path", kb, *extra)
+        assert result.exit_code == 0, result.stderr
+        assert asked[-1].rerank is expected, extra
+
+
+def test_serve_with_a_reranker_reranks_by_default_unless_told_otherwise(site, monkeypatch):
+    import groove.server as server
+
+    served: list[Any] = []
+    monkeypatch.setattr(server, "build_in_background", lambda kb: None)
+    monkeypatch.setattr(server, "serve", lambda kb, **kw: served.append(kb.config))
+    kb = str(site / "kb")
+    _run(site, "serve", "--kb-path", kb, "--reranker", "bge-v2-m3")
+    _run(site, "serve", "--kb-path", kb, "--reranker", "bge-v2-m3", "--rerank-by-default=false")
+    _run(site, "serve", "--kb-path", kb)
+    assert [c.rerank_by_default for c in served] == [True, False, False]

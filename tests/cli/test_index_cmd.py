@@ -88,3 +88,42 @@ def test_ctrl_c_keeps_what_was_embedded_says_so_and_search_answers_at_once(tmp_p
     out, err = finish.communicate(timeout=900)
     assert finish.returncode == 0, err
     assert json.loads(out)["chunks_embedded"] == total - kept  # resumed: nothing twice
+
+
+def test_the_progress_bar_on_a_terminal_shows_rate_and_eta(tmp_path):
+    """`--progress` on a real terminal (a pty): the embedding bar carries documents, rate, ETA."""
+    import pty
+    import shutil
+
+    kb = tmp_path / "kb"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "kb", kb)
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "GROOVE_LOG"} | {"COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "groove", "index", "--kb-path", str(kb),
+                             "--progress"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    screen = b""
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the pty closes when the process exits
+            break
+        if not data:
+            break
+        screen += data
+    os.close(leader)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.decode("utf-8", "replace"))
+    assert "embedding (tokens)" in text
+    assert re.search(r"6/6 documents, \d+ tokens/s, ETA \d+ s", text), text[-2000:]
+    assert "-:--:--" not in text
+    assert out.startswith(b"indexed 6,")
+
+
+def test_index_help_names_no_argument_it_does_not_take():
+    result = subprocess.run([sys.executable, "-m", "groove", "index", "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    assert "KB_PATH" not in result.stdout and "--kb-path" in result.stdout

@@ -42,31 +42,23 @@ def _literals(node: ast.AST) -> str:
     return ""
 
 
-def _messages() -> list[tuple[str, str]]:
-    """(where, text) of every string literal in the package, adjacent parts joined."""
-    out = []
-    for path in sorted(SRC.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                text = " ".join(_literals(a) for a in node.args)
-                if text.strip():
-                    out.append((f"{path.relative_to(SRC)}:{node.lineno}", text))
-    return out
-
-
-def _error_messages() -> list[tuple[str, str]]:
-    """Messages given to an exception or a doctor Finding (what a user is told to do)."""
+def _messages(callee: str = "") -> list[tuple[str, str]]:
+    """(where, text) of the string arguments of every call whose name matches ``callee``."""
     out = []
     for path in sorted(SRC.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", getattr(node.func, "attr", ""))
-                if re.search(r"(Error|Refused|NotFound|Busy|Finding|Exception)$", name):
-                    text = " ".join(_literals(a) for a in node.args)
+                text = " ".join(_literals(a) for a in node.args)
+                if text.strip() and re.search(callee, name):
                     out.append((f"{path.relative_to(SRC)}:{node.lineno}", text))
     return out
+
+
+def _error_messages() -> list[tuple[str, str]]:
+    """Messages given to an exception or a doctor Finding (what a user is told to do)."""
+    return _messages(r"(Error|Refused|NotFound|Busy|Finding|Exception)$")
 
 
 def _suggested_commands() -> list[tuple[str, str]]:
@@ -81,15 +73,14 @@ def _suggested_commands() -> list[tuple[str, str]]:
 
 def _resolve(argv: list[str]) -> click.Context:
     """Parse ``argv`` with the real command line (raises click errors like a user would see)."""
-    argv, _ = upgrade_argv(argv)
-    ctx = cli.make_context("groove", list(argv), resilient_parsing=False)
+    words, _ = upgrade_argv(argv)
     command: Any = cli
+    name = "groove"
     while isinstance(command, click.Group):
-        name, sub, rest = command.resolve_command(ctx, ctx.protected_args + ctx.args)
-        assert sub is not None, argv
-        ctx = sub.make_context(name, rest, parent=ctx)
-        command = sub
-    return ctx
+        assert words and words[0] in command.commands, f"no command {words[:1]} in {name}"
+        name = words.pop(0)
+        command = command.commands[name]
+    return command.make_context(name, words)
 
 
 @pytest.mark.parametrize(("command", "where"), _suggested_commands())

@@ -35,7 +35,8 @@ UNTRUSTED_MAY_SET = {
     "embedder.max_input_tokens",
     "index.ray_actors",
     "search.min_confidence_ratio", "search.max_chunks_per_document",
-    "search.all_language_spans",
+    "search.all_language_spans", "search.document_margin",
+    "search.fusion.cross_language_imputation", "search.fusion.cross_language_offset",
     "search.fusion.method", "search.fusion.vector_weight", "search.fusion.rrf_k",
     "search.fusion.bm25_heading_weight", "search.fusion.bm25_context_weight",
     "search.fusion.bm25_content_weight",
@@ -63,6 +64,9 @@ HOSTILE: dict[str, Any] = {
     "transport.http.allowed_origins": ["http://evil.example:9000"],
     "transport.http.max_sessions": 99999,
     "transport.http.systemd_socket": True,
+    "index.max_binary_file_size": "300 MiB",
+    "index.max_text_file_size": "unlimited",
+    "index.max_decompressed_size": 1024,
 }
 
 

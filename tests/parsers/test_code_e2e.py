@@ -84,6 +84,20 @@ def test_languages_and_symbol_kind_filter_and_rust_scope(code_kb):
     assert {h.path for h in prose.results} <= {"src/inventory/store.py"}
 
 
+def test_a_changed_source_file_is_reindexed_by_the_watchers_entry_point(code_kb):
+    path = code_kb.kb_path / "src/inventory/lib.rs"
+    path.write_text(path.read_text() + "\n/// Counts the crates stacked on every shelf.\n"
+                    "pub fn count_crates(shelves: &[u32]) -> u32 {\n    shelves.iter().sum()\n}\n")
+    summary = code_kb.sync_paths(["src/inventory/lib.rs"])
+    assert summary.updated == 1
+    hit = code_kb.search(SearchRequest(query="count the crates on the shelves", limit=1,
+                                       languages=["rust"])).results[0]
+    assert (hit.heading, hit.symbol_kind) == ("count_crates", "function")
+    lines = path.read_text().split("\n")
+    assert hit.content == "\n".join(lines[hit.line_start - 1:hit.line_end])
+    assert code_kb.index().unchanged == 3  # nothing else was touched
+
+
 def test_get_document_returns_the_file_verbatim_so_hit_lines_hold(code_kb):
     doc = code_kb.read_document("src/inventory/lib.rs")
     assert doc.text == (code_kb.kb_path / "src/inventory/lib.rs").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from searchkit import Sec, unit
 
 
@@ -82,5 +83,33 @@ def test_an_other_language_answer_outranks_same_language_neighbours_by_the_offse
     assert corpus.paths(corpus.search("crew on standby during a typhoon", config=off))[-1] == "ja.md"
     assert corpus.paths(corpus.search("crew on standby during a typhoon", config=on))[0] == "ja.md"
     # A Japanese question sees the English notes as the other language: they gain instead.
-    assert corpus.paths(corpus.search("台風の当直", config=off))[0] == "en0.md"
-    assert corpus.paths(corpus.search("台風の当直", config=on))[-1] == "ja.md"
+    question = "台風のときに船に残る当直の人数は"
+    assert corpus.paths(corpus.search(question, config=off))[0] == "en0.md"
+    assert corpus.paths(corpus.search(question, config=on))[-1] == "ja.md"
+    # A lookup of a few terms is matched in their own language: no help across scripts.
+    assert corpus.paths(corpus.search("typhoon crew", config=on))[-1] == "ja.md"
+
+
+def test_the_other_script_pool_joins_above_the_ordinary_floor_only(corpus_factory) -> None:
+    from searchkit import FixedQueryEmbedder, Sec, unit
+
+    from groove.search.candidates import bilingual_vector_leg
+
+    corpus = corpus_factory(FixedQueryEmbedder(unit((0, 1.0))))
+    for i in range(3):
+        corpus.add(f"en{i}.md", [Sec(f"english note {i} with enough words",
+                                     vector=unit((0, 1.0), (1, 0.2 * (i + 1))))], title=f"Note {i}")
+    corpus.add("ja-near.md", [Sec("近いノート", vector=unit((0, 1.0), (2, 0.45)))], title="近い")
+    corpus.add("ja-far.md", [Sec("遠いノート", vector=unit((3, 1.0)))], title="遠い")
+    corpus.search("anything", limit=1)  # loads the resident vectors
+    vectors = corpus._vectors
+    query = unit((0, 1.0))
+    allowed = np.ones(len(vectors), dtype=bool)
+    plain = dict(vectors.top_n(query, 2, allowed))
+    leg = dict(bilingual_vector_leg(query, vectors, allowed, 2, query_cjk=False, offset=0.05))
+    assert set(plain) <= set(leg)
+    assert all(leg[c] == plain[c] for c in plain)  # English members keep their cosines
+    floor = min(plain.values())
+    joined = set(leg) - set(plain)
+    assert joined and all(leg[c] >= floor for c in joined)
+    assert len(leg) <= 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groove.search.language import CJK_SHARE, cjk_share, is_cjk
+from groove.search.language import CJK_SHARE, cjk_share, is_cjk, is_prose, prose_words
 
 
 def test_japanese_english_and_mixed_texts() -> None:
@@ -33,3 +33,18 @@ def test_ascii_text_is_never_cjk(text: str) -> None:
 @given(st.text(alphabet="あいうえおアイウエオ漢字台風", min_size=1))
 def test_kana_and_kanji_text_is_cjk(text: str) -> None:
     assert cjk_share(text) == 1.0
+
+
+def test_a_question_in_words_is_prose_and_a_term_lookup_is_not() -> None:
+    for lookup in ("Retry-After header", "02:00 UTC", "3007 が返ってきた", "scripts/bootstrap",
+                   "chore prefix", "台風の当直"):
+        assert not is_prose(lookup), lookup
+    for question in ("tightening torque for the fuel filter housing cover bolts",
+                     "ターミナルの防犯カメラの録画は何日残る？",
+                     "days_mask value for a Monday-to-Friday sailing"):
+        assert is_prose(question), question
+
+
+@given(st.text(), st.text())
+def test_more_text_never_has_fewer_prose_words(a: str, b: str) -> None:
+    assert prose_words(a + " " + b) >= prose_words(a)

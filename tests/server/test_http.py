@@ -499,3 +499,32 @@ def test_host_names_are_compared_without_case():
                                             (b"x-other", b"KEEP")]
 
     check()
+
+
+def test_a_fifo_at_the_lock_file_never_hangs_a_running_server(server_kb, server_factory,
+                                                              tmp_path):
+    """Searches and /api/admin/status answer at once; rebuild_index is refused in one line."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    from mcp import Client
+
+    kb = Path(shutil.copytree(server_kb.kb, tmp_path / "kb", symlinks=True))
+    lock = kb / ".groove.db.lock"
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    server = server_factory(write_config(tmp_path / "groove.toml", kb), "--no-watch")
+    status = httpx.get(server.base + "/api/admin/status", timeout=30)
+    assert status.status_code == 200 and status.json()["kb"]["documents"] > 0
+
+    async def calls():
+        async with Client(server.base + "/mcp") as client:
+            return (await client.call_tool("search", {"query": "setup"}),
+                    await client.call_tool("rebuild_index", {}))
+
+    found, rebuilt = asyncio.run(calls())
+    assert not found.is_error
+    text = "".join(getattr(c, "text", "") for c in rebuilt.content)
+    assert rebuilt.is_error and f"{lock} is a FIFO" in text and "Traceback" not in text
+    assert "Traceback" not in server.stderr()

@@ -15,6 +15,7 @@ import resource
 import socket
 import sys
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -31,6 +32,41 @@ DEADLINE_S = 20.0
 
 def _limit_fds() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+
+
+def _trickle(socks: list[socket.socket], next_byte: Callable[[int], bytes],
+             established: httpx.Client) -> tuple[list[bytes], bool, int]:
+    """Send ``next_byte(turn)`` on every open socket each 0.2 s until the server answers or
+    closes each, or DEADLINE_S passes. Returns the replies (``b""``: closed without one),
+    whether ``established`` was served meanwhile, and how many were never closed."""
+    replies: list[bytes] = []
+    open_socks = list(socks)
+    served = False
+    turn = 0
+    deadline = time.monotonic() + DEADLINE_S
+    while open_socks and time.monotonic() < deadline:
+        still = []
+        for sock in open_socks:
+            try:
+                reply: bytes | None = sock.recv(4096)
+            except BlockingIOError:
+                reply = None
+            except OSError:
+                reply = b""
+            if reply is not None:
+                replies.append(reply)
+                continue
+            try:
+                sock.send(next_byte(turn))
+                still.append(sock)
+            except OSError:
+                replies.append(b"")
+        turn += 1
+        open_socks = still
+        if not served and open_socks:
+            served = established.get("/healthz").status_code == 200
+        time.sleep(0.2)
+    return replies, served, len(open_socks)
 
 
 def test_connection_cap_stays_below_the_descriptor_limit():
@@ -55,36 +91,11 @@ def test_slow_header_clients_cannot_take_the_server_down(server_kb, tmp_path):
             sock.setblocking(False)
             slow.append(sock)
 
-        refused = closed = 0
-        open_socks = list(slow)
-        deadline = time.monotonic() + DEADLINE_S
-        served_during_flood = False
-        while open_socks and time.monotonic() < deadline:
-            still = []
-            for sock in open_socks:
-                try:
-                    reply = sock.recv(4096)
-                except BlockingIOError:
-                    reply = None
-                except OSError:
-                    reply = b""
-                if reply is None:
-                    try:
-                        sock.send(b"X")  # one more header byte: trickling, never finishing
-                        still.append(sock)
-                    except OSError:
-                        closed += 1
-                elif reply.startswith(b"HTTP/1.1 503"):
-                    assert b"nosniff" in reply
-                    refused += 1
-                else:
-                    assert reply == b"", reply[:200]
-                    closed += 1
-            open_socks = still
-            if not served_during_flood and open_socks:
-                served_during_flood = established.get("/healthz").status_code == 200
-            time.sleep(0.2)
-        assert not open_socks, f"{len(open_socks)} trickling connections were never closed"
+        replies, served_during_flood, left = _trickle(slow, lambda _step: b"X", established)
+        refused = sum(1 for reply in replies if reply.startswith(b"HTTP/1.1 503"))
+        assert all(b"nosniff" in reply for reply in replies if reply)
+        closed = sum(1 for reply in replies if reply == b"")
+        assert not left, f"{left} trickling connections were never closed"
         assert refused + closed == SLOW_CLIENTS
         assert refused > 0 and closed >= connection_cap(512, FD_LIMIT) - 1  # all slots timed out
         assert served_during_flood
@@ -211,35 +222,11 @@ def test_slow_request_bodies_time_out_in_total_and_open_no_session(server_kb, tm
             sock.sendall(head + body[:1])
             sock.setblocking(False)
             slow.append(sock)
-        timed_out = 0
-        open_socks = list(slow)
-        sent = 1
-        deadline = time.monotonic() + DEADLINE_S
-        served_during = False
-        while open_socks and time.monotonic() < deadline:
-            still = []
-            for sock in open_socks:
-                try:
-                    reply = sock.recv(4096)
-                except BlockingIOError:
-                    reply = None
-                except OSError:
-                    reply = b""
-                if reply is None:
-                    try:
-                        sock.send(body[sent:sent + 1])  # one more byte: never finishing in time
-                        still.append(sock)
-                    except OSError:
-                        pass
-                else:
-                    assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
-                    timed_out += 1
-            sent = min(sent + 1, len(body) - 1)
-            open_socks = still
-            if not served_during and open_socks:
-                served_during = established.get("/healthz").status_code == 200
-            time.sleep(0.2)
-        assert not open_socks, f"{len(open_socks)} trickling bodies were never cut off"
+        replies, served_during, left = _trickle(  # one more byte each turn: never in time
+            slow, lambda step: body[1 + min(step, len(body) - 3):][:1], established)
+        assert all(reply.startswith(b"HTTP/1.1 408") for reply in replies), replies[:3]
+        timed_out = len(replies)
+        assert not left, f"{left} trickling bodies were never cut off"
         assert timed_out == SLOW_BODIES and served_during
 
         async def new_client() -> bool:

@@ -312,3 +312,23 @@ def test_documents_are_served_with_the_mime_type_of_their_text(tmp_path, make_kb
         assert out[name].mime_type == "text/plain" and "widgets" in out[name].text, name
     assert document_mime("a/B.MARKDOWN") == "text/markdown"
     assert document_mime("x.PDF") == document_mime("x.docx") == "text/plain"
+
+
+def test_a_wrongly_typed_argument_is_one_line_naming_it(server_kb, make_kb):
+    from groove.server.mcp import build_mcp_server
+
+    kb = make_kb(server_kb.kb)
+
+    async def go():
+        async with Client(build_mcp_server(kb)) as client:
+            return [await client.call_tool(name, args) for name, args in (
+                ("get_document", {"path": 5}), ("get_document", {}),
+                ("get_best_practice", {"target": ["x"]}))]
+
+    wrong, missing, listed = (_envelope(r) for r in asyncio.run(go()))
+    assert wrong == ("get_document: path must be a string, got int 5; "
+                     "accepted arguments: path (string)")
+    assert missing == "get_document: path is required (a string); accepted arguments: path (string)"
+    assert listed.startswith("get_best_practice: target must be a string, got list ['x']")
+    for message in (wrong, missing, listed):
+        assert "\n" not in message and "validation error" not in message and "pydantic" not in message

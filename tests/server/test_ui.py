@@ -126,3 +126,36 @@ def test_a_search_is_kept_in_the_address_for_reload_and_back(page, http_server):
     assert page.input_value("#q") == "bootstrap script"
     assert page.input_value("#f-tags_any") == "install, onboarding"
     assert page.locator("#results .hit .hit-path").first.text_content() == "guides/setup.md"
+
+
+def test_a_code_hit_shows_path_line_and_its_definition(browser, server_factory, tmp_path,
+                                                       embedder):
+    from _helpers import write_config
+
+    from groove.config import load_config
+    from groove.kb import KnowledgeBase
+
+    kb = tmp_path / "code"
+    (kb / "pkg").mkdir(parents=True)
+    (kb / "pkg" / "tools.py").write_text(
+        "import os\n\n\nclass Kitchen:\n    def sharpen_knife(self, blade):\n"
+        '        """Sharpen the kitchen knife blade on the whetstone."""\n'
+        '        return blade.strip() + " sharpened on the whetstone" + os.sep\n', encoding="utf-8")
+    config = write_config(tmp_path / "groove.toml", kb,
+                          extra='\n[parsers]\nenabled = ["md", "python"]\n')
+    knowledge = KnowledgeBase(load_config(config_path=config), embedder=embedder)
+    try:
+        knowledge.index()
+    finally:
+        knowledge.close()
+    server = server_factory(config)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server.base + "/ui")
+        search(page, "sharpen the knife on the whetstone")
+        first = page.locator("#results .hit").first
+        assert first.locator(".hit-path").text_content() == "pkg/tools.py:4"
+        assert first.locator(".hit-heading").text_content() == "class Kitchen"
+    finally:
+        context.close()

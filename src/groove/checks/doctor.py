@@ -196,7 +196,8 @@ def _grooveseek_leftovers(kb: KnowledgeBase) -> list[Finding]:
     """GrooveSeek's files groove does not use: its index beside the KB, its old ignore file."""
     from groove.checks.leftovers import grooveseek_index, old_ignore_file
 
-    found = [grooveseek_index(kb.kb_path, kb.db_path), old_ignore_file(kb.kb_path)]
+    indexed = [d.path for d in kb.list_documents()]
+    found = [grooveseek_index(kb.kb_path, kb.db_path), old_ignore_file(kb.kb_path, indexed)]
     return [Finding("grooveseek", f.message, f.fix, path=str(f.path)) for f in found if f]
 
 
@@ -242,8 +243,17 @@ def _chunking(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
             "chunking", f"the index records chunking policy {policy!r}: it was built by a groove "
             "that kept only the first max_chunks_per_file chunks of a long file, so such a file "
             "may be missing its tail from search", FIX_FORCE))
+    from groove.config.sizes import DEFAULT_CAP, describe
+
     cap = kb.config.max_chunks_per_file
     for doc in store.list_documents():
+        if doc.size > DEFAULT_CAP:
+            out.append(Finding(
+                "chunking", f"larger than a read returns: {doc.size} bytes, over the "
+                f"{describe(DEFAULT_CAP)} that get_document and resources read; search finds "
+                "it, reading it whole is refused (indexed under a raised [index] size cap)",
+                "nothing to fix if the cap was raised on purpose; otherwise split the file",
+                doc.path))
         if doc.chunking == COARSE and doc.language is not None:
             out.append(_without_definitions(doc, cap))
         elif doc.chunking == COARSE:

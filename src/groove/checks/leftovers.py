@@ -8,13 +8,15 @@
 * GrooveSeek's old ignore file was ``.kb-mcpignore``; it is not read, so its
   patterns exclude nothing until it is renamed to ``.grooveignore``.
 
-Each check only looks at whether a path exists; nothing here reads a file.
+GrooveSeek's index is only looked at (does the path exist); the old ignore
+file, the user's own, is read to say which indexed documents it names.
 """
 
 from __future__ import annotations
 
 import logging
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,24 +54,43 @@ def grooveseek_index(kb_path: Path, db_path: Path) -> Leftover | None:
     )
 
 
-def old_ignore_file(kb_path: Path) -> Leftover | None:
-    """A ``.kb-mcpignore`` in the KB: GrooveSeek's ignore file, which groove does not read."""
+def old_ignore_file(kb_path: Path, indexed: Iterable[str] = ()) -> Leftover | None:
+    """A ``.kb-mcpignore`` in the KB: GrooveSeek's ignore file, which groove does not read.
+
+    ``indexed`` (the paths in the index) are matched against its patterns, so
+    the message can name the documents it would have kept out — what the
+    rename changes. This reads the user's own ignore file, nothing else.
+    """
     old = kb_path / OLD_IGNORE_FILE
     try:
         if not old.is_file():
             return None
-    except OSError:
-        return None
+        patterns = old.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        patterns, unreadable = [], str(exc)
+    else:
+        unreadable = ""
     new = kb_path / IGNORE_FILE
     if new.exists():
         fix = (f"copy its patterns into {shlex.quote(str(new))}, then "
                f"rm {shlex.quote(str(old))}")
     else:
         fix = f"mv {shlex.quote(str(old))} {shlex.quote(str(new))}"
+    import pathspec
+
+    spec = pathspec.PathSpec.from_lines("gitignore", patterns)
+    matched = sorted(p for p in indexed if spec.match_file(p))
+    if unreadable:
+        effect = f" (it could not be read: {unreadable})"
+    elif matched:
+        shown = ", ".join(matched[:5]) + (", …" if len(matched) > 5 else "")
+        effect = f"; its patterns match {len(matched)} indexed document(s): {shown}"
+    else:
+        effect = "; its patterns match no indexed document"
     return Leftover(
         path=old,
         message=(f"{OLD_IGNORE_FILE} is GrooveSeek's old ignore-file name and is not read, so "
-                 f"its patterns exclude nothing; groove reads {IGNORE_FILE}"),
+                 f"its patterns exclude nothing; groove reads {IGNORE_FILE}{effect}"),
         fix=fix,
     )
 

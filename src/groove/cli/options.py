@@ -161,8 +161,16 @@ def search_options(func: Callable[..., Any] | None = None, *,
 
 
 def search_overrides(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Config overrides carried by the search flags (only ``--reranker``)."""
+    """Config overrides carried by the search flags (only ``--reranker``).
+
+    Naming a reranker also turns reranking on for this run unless ``--no-rerank``
+    says otherwise (GrooveSeek's rule: the per-query override on the command
+    line is ``--reranker`` itself), so a script passing ``--reranker`` gets
+    reranked results, not the selection alone.
+    """
     reranker = kwargs.pop("reranker", None)
+    if reranker and kwargs.get("rerank") is None:
+        kwargs["rerank"] = True
     return {"reranker": reranker} if reranker else {}
 
 

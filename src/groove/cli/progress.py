@@ -9,7 +9,9 @@ file-count ETA swing wildly).
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
@@ -24,17 +26,22 @@ if TYPE_CHECKING:
 PROGRESS_LINE_INTERVAL_S = 3.0
 
 
-def embed_line(progress: EmbedProgress) -> str:
+def embed_line(progress: EmbedProgress, *, now: float | None = None) -> str:
     """``D/N documents, T/M tokens (P%), R tokens/s, ETA 4 min 10 s``: one embedding step.
 
     The rate and the ETA are known from the first batch on (tokens are what
-    the model's time is proportional to).
+    the model's time is proportional to). ``now`` (a ``perf_counter`` value)
+    measures the rate up to that moment instead of up to the last batch, for
+    a line printed while a batch is still being embedded.
     """
+    if now is not None and progress.tokens_done:
+        progress = replace(progress, elapsed_s=max(progress.elapsed_s, now - progress.started))
     total = max(progress.tokens_total, progress.tokens_done)
     pct = 100.0 * progress.tokens_done / total if total else 100.0
+    eta = eta_text(progress.eta_s) if progress.tokens_done else "after the first batch"
     return (f"{progress.documents_done}/{progress.documents_total} documents, "
             f"{progress.tokens_done}/{total} tokens ({pct:.0f}%), "
-            f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta_text(progress.eta_s)}")
+            f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta}")
 
 
 def eta_text(seconds: float | None) -> str:
@@ -50,23 +57,54 @@ def eta_text(seconds: float | None) -> str:
 
 
 class _EmbedLines(Reporter):
-    """Embedding progress as lines: the totals, the first batch, then every few seconds."""
+    """Embedding progress as lines: the totals, the first batch, then every few seconds.
+
+    A batch can take longer than the interval (a slow or loaded machine), so
+    a daemon ticker prints the line between batches too, with the rate
+    measured up to that moment: a plain run never goes quiet for longer
+    than :data:`PROGRESS_LINE_INTERVAL_S`.
+    """
 
     def __init__(self) -> None:
-        self._last_embed: float | None = None
+        self._lock = threading.Lock()
+        self._printed = 0.0
+        self._latest: EmbedProgress | None = None
+        self._batches = 0
+        self._stop = threading.Event()
 
     def embed_start(self, progress: EmbedProgress) -> None:
-        if progress.tokens_total:
-            click.echo(f"Embedding {progress.documents_total} document(s), "
-                       f"about {progress.tokens_total} tokens", err=True)
-        self._last_embed = None
+        if not progress.tokens_total:
+            return
+        click.echo(f"Embedding {progress.documents_total} document(s), "
+                   f"about {progress.tokens_total} tokens", err=True)
+        self._latest, self._printed = progress, time.monotonic()
+        threading.Thread(target=self._tick, name="groove-progress", daemon=True).start()
 
     def embed_progress(self, progress: EmbedProgress) -> None:
-        now = time.monotonic()
-        if self._last_embed is not None and now - self._last_embed < PROGRESS_LINE_INTERVAL_S:
-            return
-        self._last_embed = now
-        click.echo(f"Embedding: {embed_line(progress)}", err=True)
+        self._latest = progress
+        self._batches += 1
+        self._print(force=self._batches == 1)  # the first rate and ETA, at once
+
+    def _tick(self) -> None:
+        while not self._stop.wait(PROGRESS_LINE_INTERVAL_S / 3):
+            self._print(force=False, now=time.perf_counter())
+
+    def _print(self, *, force: bool, now: float | None = None) -> None:
+        with self._lock:
+            latest = self._latest
+            if latest is None or self._stop.is_set():
+                return
+            if not force and time.monotonic() - self._printed < PROGRESS_LINE_INTERVAL_S:
+                return
+            self._printed = time.monotonic()
+            click.echo(f"Embedding: {embed_line(latest, now=now)}", err=True)
+
+    def finish(self, summary: IndexSummary) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop.set()
 
 
 class FileLines(_EmbedLines):

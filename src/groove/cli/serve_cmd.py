@@ -16,9 +16,12 @@ def _overrides(kwargs: dict) -> dict:
         out["watch"] = {"enabled": False}
     if (debounce := kwargs.pop("debounce_ms", None)) is not None:
         out.setdefault("watch", {})["debounce_ms"] = debounce
-    if reranker := kwargs.pop("reranker", None):
+    reranker = kwargs.pop("reranker", None)
+    by_default = kwargs.pop("rerank_by_default", None)
+    if reranker:  # naming one turns it on for every call, unless told otherwise (as GrooveSeek)
         out["reranker"] = reranker
-    if (by_default := kwargs.pop("rerank_by_default", None)) is not None:
+        out["rerank_by_default"] = True if by_default is None else by_default
+    elif by_default is not None:
         out["rerank_by_default"] = by_default
     return out
 

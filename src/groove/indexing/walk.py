@@ -509,7 +509,7 @@ def file_kind(mode: int) -> str:
 
 
 def _mib(n: int) -> str:
-    return f"{n / (1024 * 1024):.1f} MiB"
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
 def _os_reason(exc: OSError) -> str:

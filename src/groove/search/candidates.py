@@ -17,7 +17,7 @@ import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
-from groove.search.language import is_cjk
+from groove.search.language import is_cjk, is_prose
 from groove.search.query import ParsedQuery
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -69,18 +69,28 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
                          n: int, *, query_cjk: bool, offset: float) -> list[tuple[int, float]]:
     """The vector leg with the model's language gap taken out (docs/search.md).
 
-    The best ``n`` chunks in the question's script family and the best ``n``
-    in the other one are found separately (so an other-language answer is a
-    candidate even when dozens of same-language chunks outscore it), the
-    other-language cosines get ``offset`` added, and the merged list is cut
-    to ``n``. Ties are broken by chunk id, as in :meth:`VectorIndex.top_n`.
+    The ordinary best ``n`` chunks are found first; every member written in
+    the other script family than the question gets ``offset`` added to its
+    cosine. The best ``n`` chunks of the other script family are then found on
+    their own (so an other-language answer is a candidate even when dozens of
+    same-language chunks outscore it), and each that reaches the ordinary
+    pool's lowest score after the offset joins the pool. The pool's floor is
+    therefore unchanged, and so is the normalised score of every same-script
+    chunk below the top; the leg holds at most ``2n`` chunks. Ties are broken
+    by chunk id, as in :meth:`VectorIndex.top_n`.
     """
-    if offset <= 0.0:
-        return vector_leg(query_vec, vectors, allowed, n)
-    same = vectors.top_n(query_vec, n, allowed & vectors.script_mask(query_cjk))
-    other = vectors.top_n(query_vec, n, allowed & vectors.script_mask(not query_cjk))
-    merged = same + [(chunk_id, score + offset) for chunk_id, score in other]
-    return sorted(merged, key=lambda item: (-item[1], item[0]))[:n]
+    base = vector_leg(query_vec, vectors, allowed, n)
+    if offset <= 0.0 or not base:
+        return base
+    floor = base[-1][1]
+    ids = [chunk_id for chunk_id, _ in base]
+    other = dict.fromkeys(c for c, same in zip(ids, vectors.in_script(ids, query_cjk), strict=True)
+                          if not same)
+    merged = {c: score + (offset if c in other else 0.0) for c, score in base}
+    for chunk_id, score in vectors.top_n(query_vec, n, allowed & vectors.script_mask(not query_cjk)):
+        if score + offset >= floor:
+            merged[chunk_id] = score + offset
+    return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
 
 
 def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, float]]],
@@ -132,9 +142,10 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     fts = fulltext_leg(store, vectors, parsed, allowed, n)
     fusion = config.search.fusion
     query_cjk = is_cjk(parsed.model_text)
+    prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help
     qv = query_vec.result()
     vector = bilingual_vector_leg(qv, vectors, allowed, n, query_cjk=query_cjk,
-                                  offset=fusion.cross_language_offset)
+                                  offset=fusion.cross_language_offset if prose else 0.0)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
-               if fusion.cross_language_imputation > 0 else frozenset())
+               if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign, query_vector=qv)

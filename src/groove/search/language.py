@@ -18,6 +18,11 @@ kana or kanji. The share is counted per character, so a Japanese sentence
 with one long English word (``Wi-Fiのパスワード``) is still CJK, while an English
 sentence quoting one kanji term is not.
 
+Only a question in words gets the cross-language help (:func:`is_prose`): a
+lookup of a few terms (``Retry-After header``, ``02:00 UTC``, ``3007 が返ってきた``)
+is matched in the terms' own language, and on GrooveSeek's evaluation set the
+help moved such lookups off rank 1.
+
 A document's script is the script of its **title** (the frontmatter title,
 else the first heading, else the file name): it is held once per document,
 so the per-script mask the vector leg needs costs nothing per query beyond a
@@ -27,10 +32,19 @@ a title) is counted as English; the docs say so.
 
 from __future__ import annotations
 
+import re
+
 from groove.search.query import is_cjk_char
 
 #: A text is CJK when at least this share of its letters and digits are kana or kanji.
 CJK_SHARE = 0.3
+#: A question of fewer words than this is a lookup of terms (a code, a header name, a
+#: time), which are matched in their own language: it gets no cross-language help.
+PROSE_MIN_WORDS = 4
+#: Kana/kanji characters per word, for counting words in text without spaces.
+CJK_CHARS_PER_WORD = 2
+
+_LATIN_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 def cjk_share(text: str) -> float:
@@ -44,3 +58,16 @@ def cjk_share(text: str) -> float:
 def is_cjk(text: str) -> bool:
     """True when ``text`` is written in kana/kanji (see :data:`CJK_SHARE`)."""
     return cjk_share(text) >= CJK_SHARE
+
+
+def prose_words(text: str) -> float:
+    """Words of prose in ``text``: runs of two or more letters outside CJK, plus kana/kanji
+    characters divided by :data:`CJK_CHARS_PER_WORD`. Digits and symbols do not count."""
+    cjk = sum(1 for c in text if is_cjk_char(c))
+    latin = sum(1 for w in _LATIN_WORD.findall(text) if not any(is_cjk_char(c) for c in w))
+    return latin + cjk / CJK_CHARS_PER_WORD
+
+
+def is_prose(text: str) -> bool:
+    """True for a question in words (at least :data:`PROSE_MIN_WORDS`), not a term lookup."""
+    return prose_words(text) >= PROSE_MIN_WORDS

@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Resource as MCPResource
 from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
 
 from groove._version import __version__
 from groove.errors import GrooveError, NotFound
@@ -107,6 +108,8 @@ class GrooveMCPServer(MCPServer):
                                 f"{', '.join(declared) or 'none'}")
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError) and tool is not None:
+                return error_result(argument_errors(name, exc.__cause__, tool.parameters))
             return error_result(_own_message(exc, name))
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
@@ -153,6 +156,28 @@ def error_result(message: str) -> CallToolResult:
     body = {"error": message}
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
                           structured_content=body, is_error=True)
+
+
+_JSON_TYPES = {"string": "a string", "integer": "an integer", "number": "a number",
+               "boolean": "true or false", "array": "a list", "object": "an object"}
+
+
+def argument_errors(tool: str, error: ValidationError, schema: dict[str, Any]) -> str:
+    """The SDK's type check of a tool's arguments, as one line naming each argument and its type."""
+    props = schema.get("properties", {})
+    problems = []
+    for err in error.errors(include_url=False):
+        field = ".".join(str(p) for p in err["loc"]) or "arguments"
+        kind = props.get(str(err["loc"][0]) if err["loc"] else "", {}).get("type")
+        wanted = _JSON_TYPES.get(kind, "a value")
+        if err["type"] == "missing":
+            problems.append(f"{field} is required ({wanted})")
+        else:
+            given = repr(err.get("input"))
+            given = given if len(given) <= 60 else given[:57] + "..."
+            problems.append(f"{field} must be {wanted}, got {type(err.get('input')).__name__} {given}")
+    accepted = ", ".join(f"{k} ({v.get('type', 'any')})" for k, v in props.items()) or "none"
+    return f"{tool}: {'; '.join(problems)}; accepted arguments: {accepted}"
 
 
 def _own_message(exc: ToolError, tool: str) -> str:

@@ -1,0 +1,51 @@
+"""The progress lines of `groove index`: what they say, and that they keep coming."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from groove.cli import progress as progress_module
+from groove.cli.progress import PeriodicLines, embed_line, eta_text
+from groove.indexing.embedding_pass import EmbedProgress
+
+
+def test_an_embedding_line_says_documents_tokens_rate_and_eta():
+    p = EmbedProgress(documents_total=49, tokens_total=150_000, documents_done=12,
+                      tokens_done=30_000, elapsed_s=200.0)
+    assert embed_line(p) == ("12/49 documents, 30000/150000 tokens (20%), 150 tokens/s, "
+                             "ETA 13 min 20 s")
+    assert embed_line(EmbedProgress(documents_total=3, tokens_total=900)).endswith(
+        "ETA after the first batch")
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(None, "unknown"), (0.4, "0 s"), (59.6, "1 min 00 s"),
+                                              (250, "4 min 10 s"), (3840, "1 h 04 min")])
+def test_eta_text(seconds, text):
+    assert eta_text(seconds) == text
+
+
+def test_a_plain_run_keeps_printing_while_a_batch_takes_longer_than_the_interval(
+        monkeypatch, capsys):
+    """A batch slower than the interval (a loaded machine) must not leave the run silent."""
+    monkeypatch.setattr(progress_module, "PROGRESS_LINE_INTERVAL_S", 0.05)
+    reporter = PeriodicLines()
+    p = EmbedProgress(documents_total=2, tokens_total=1000)
+    reporter.embed_start(p)
+    p.tokens_done, p.documents_done, p.elapsed_s = 100, 1, 1.0
+    reporter.embed_progress(p)  # the first batch: its line at once
+    lines: list[str] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(lines) < 3:  # no further batch arrives
+        lines += [x for x in capsys.readouterr().err.splitlines() if x.startswith("Embedding:")]
+        time.sleep(0.01)
+    reporter.stop()
+    assert len(lines) >= 3, lines
+    assert lines[0] == "Embedding: 1/2 documents, 100/1000 tokens (10%), 100 tokens/s, ETA 9 s"
+    assert all(x.startswith("Embedding: 1/2 documents, 100/1000 tokens (10%)") for x in lines)
+    tickers = [t for t in threading.enumerate() if t.name == "groove-progress"]
+    for ticker in tickers:
+        ticker.join(timeout=30)
+    assert tickers and not any(t.is_alive() for t in tickers)  # stopped means silent
