@@ -30,6 +30,9 @@ class Candidates:
     #: Candidates whose document is in the other script family than the question
     #: (search/language.py): the full-text leg could not have matched them.
     foreign: frozenset[int] = frozenset()
+    #: Full-text candidates whose vector is still pending (an incomplete index):
+    #: the vector leg could not have found them.
+    vectorless: frozenset[int] = frozenset()
     #: The question's embedding (None when the model gave none), for the answerability lift.
     query_vector: np.ndarray | None = None
 
@@ -148,4 +151,15 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
                                   offset=fusion.cross_language_offset if prose else 0.0)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
-    return Candidates(vector=vector, fts=fts, foreign=foreign, query_vector=qv)
+    return Candidates(vector=vector, fts=fts, foreign=foreign,
+                      vectorless=vectorless_candidates(vectors, fts), query_vector=qv)
+
+
+def vectorless_candidates(vectors: VectorIndex, fts: Sequence[tuple[int, float]]
+                          ) -> frozenset[int]:
+    """The full-text candidates whose vector is still pending (none on a complete index)."""
+    if not fts:
+        return frozenset()
+    pos = vectors.positions([chunk_id for chunk_id, _ in fts])
+    pending = (pos >= 0) & ~vectors.embedded[np.maximum(pos, 0)]
+    return frozenset(c for (c, _), p in zip(fts, pending.tolist(), strict=True) if p)

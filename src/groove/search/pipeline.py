@@ -52,7 +52,8 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
                   rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
                   foreign=candidates.foreign,
-                  imputation=config.search.fusion.cross_language_imputation)
+                  imputation=config.search.fusion.cross_language_imputation,
+                  vectorless=candidates.vectorless)
     ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
     ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
     ranked = _cap_stage(ranked, stages, vectors, request.limit)
