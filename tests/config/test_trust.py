@@ -64,6 +64,9 @@ HOSTILE: dict[str, Any] = {
     "transport.http.allowed_origins": ["http://evil.example:9000"],
     "transport.http.max_sessions": 99999,
     "transport.http.systemd_socket": True,
+    "index.max_binary_file_size": "300 MiB",
+    "index.max_text_file_size": "unlimited",
+    "index.max_decompressed_size": 1024,
 }
 
 

@@ -127,3 +127,91 @@ def test_zip_that_is_not_a_word_document_is_refused():
         zf.writestr("hello.txt", "hi")
     with pytest.raises(ParseError, match=r"not a readable \.docx"):
         parse(out.getvalue(), "fake.docx")
+
+
+def _japanese_word_docx() -> bytes:
+    """What Word in a Japanese interface writes: built-in headings under the IDs "1", "2"
+    (named "heading 1", "heading 2"), plus custom styles with Japanese names."""
+    import io
+
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml.ns import qn
+    from docx.oxml.parser import OxmlElement
+
+    document = docx.Document()
+    styles = document.styles
+    styles["Heading 1"].style_id = "1"
+    styles["Heading 2"].style_id = "2"
+    chapter = styles.add_style("章見出し", WD_STYLE_TYPE.PARAGRAPH)  # based on heading 1
+    chapter.base_style = styles["Heading 1"]
+    note = styles.add_style("注記見出し", WD_STYLE_TYPE.PARAGRAPH)  # a heading made body text
+    note.base_style = styles["Heading 2"]
+    outline = OxmlElement("w:outlineLvl")
+    outline.set(qn("w:val"), "9")
+    note.element.get_or_add_pPr().append(outline)
+    document.add_paragraph("台風対策の手引き", style="章見出し")
+    document.add_paragraph("港の設備を点検する。")
+    document.add_paragraph("避泊地", style=styles["Heading 2"])
+    document.add_paragraph("台風の接近時は避泊地へ移動する。")
+    document.add_paragraph("これは見出しではない", style="注記見出し")
+    document.add_paragraph("本文の続き。")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_headings_come_from_style_names_and_their_based_on_chain():
+    """ADR-style rule: Japanese Word's numbered IDs and Japanese-named styles split at headings."""
+    doc = DocxParser().parse(_japanese_word_docx(), "台風.docx")
+    by_heading = {s.heading: s for s in doc.sections}
+    assert set(by_heading) == {"台風対策の手引き", "避泊地"}
+    assert by_heading["台風対策の手引き"].level == 1
+    assert by_heading["避泊地"].level == 2
+    assert by_heading["避泊地"].ancestry == ("台風対策の手引き",)
+    # outline level 9 on the derived style cancels the heading it is based on
+    assert "これは見出しではない" in by_heading["避泊地"].body
+
+
+def test_a_style_id_the_styles_part_lacks_is_read_by_its_spelling():
+    from groove.parsers.docx import heading_level
+
+    assert heading_level("Heading3", {}) == 3
+    assert heading_level("Normal", {}) is None
+    assert heading_level(None, {}) is None
+
+
+def test_a_based_on_cycle_is_body_text():
+    from lxml import etree
+
+    from groove.parsers.docx import heading_level
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+    def style(style_id: str, based_on: str) -> object:
+        element = etree.fromstring(
+            f'<w:style xmlns:w="{w}" w:type="paragraph" w:styleId="{style_id}">'
+            f'<w:name w:val="{style_id}"/><w:basedOn w:val="{based_on}"/></w:style>')
+        return element
+
+    styles = {"a": style("a", "b"), "b": style("b", "a")}
+    assert heading_level("a", styles) is None
+
+
+def test_a_japanese_word_document_is_searched_by_its_headings_from_the_command_line(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "台風.docx").write_bytes(_japanese_word_docx())
+    (tmp_path / "groove.toml").write_text(f'kb_path = "{kb}"\n[parsers]\nenabled = ["docx"]\n')
+    groove = [sys.executable, "-m", "groove"]
+    config = ["--config", str(tmp_path / "groove.toml")]
+    assert subprocess.run([*groove, "index", *config, "-q"], capture_output=True).returncode == 0
+    found = subprocess.run([*groove, "search", "避泊地へ移動", *config, "--format", "json"],
+                           capture_output=True, text=True)
+    hits = json.loads(found.stdout)["results"]
+    assert hits[0]["heading"] == "避泊地"
+    assert "これは見出しではない" in hits[0]["content"]

@@ -97,8 +97,8 @@ def independent_legs(corpus: Corpus, query: str, limit: int
     n = max(50, limit * 5)
     cos = matrix @ corpus.embedder.embed_query(query)
     vector = sorted(zip(ids.tolist(), cos.tolist(), strict=True), key=lambda t: (-t[1], t[0]))[:n]
-    expression = parse_query(query).fts_expression
-    fts = sorted(corpus.store.fts_search(expression, (2.0, 1.0, 1.0)), key=lambda t: (t[1], t[0]))[:n]
+    phrases = parse_query(query).fulltext_phrases
+    fts = sorted(corpus.store.fulltext_search(phrases, 10_000), key=lambda t: (t[1], t[0]))[:n]
     return vector, fts
 
 
@@ -108,8 +108,8 @@ def independent_fusion(corpus: Corpus, query: str, limit: int, k: float) -> list
     n = max(50, limit * 5)
     cos = matrix @ corpus.embedder.embed_query(query)
     vector = sorted(zip(ids.tolist(), cos.tolist(), strict=True), key=lambda t: (-t[1], t[0]))[:n]
-    expression = parse_query(query).fts_expression
-    fts = sorted(corpus.store.fts_search(expression, (2.0, 1.0, 1.0)), key=lambda t: (t[1], t[0]))[:n]
+    phrases = parse_query(query).fulltext_phrases
+    fts = sorted(corpus.store.fulltext_search(phrases, 10_000), key=lambda t: (t[1], t[0]))[:n]
     fused: dict[int, float] = {}
     for leg in (vector, fts):
         for rank, (c, _) in enumerate(leg):
@@ -269,3 +269,38 @@ def test_imputation_only_ever_raises_other_script_chunks(vector, fts, foreign, w
         else:
             assert imputed[c] == score
     assert dict(convex_fusion(vector, fts, w, foreign=foreign, imputation=0.0)) == plain
+
+
+# --- fusion during a build (vectors still pending) -------------------------------------
+
+
+def test_a_chunk_without_a_vector_counts_its_full_text_score_for_the_vector_leg() -> None:
+    """Few documents embedded must not outrank a better full-text match in the rest."""
+    vector = [(1, 0.60), (2, 0.55)]  # the only embedded chunks, both off-topic
+    fts = [(9, -6.0), (2, -1.0)]  # 9: the real answer, its vector still pending
+    plain = convex_fusion(vector, fts, vector_weight=0.7)
+    assert plain[0][0] == 1  # what happened during a build: an embedded chunk first
+    during = convex_fusion(vector, fts, vector_weight=0.7, vectorless={9})
+    assert during[0] == (9, pytest.approx(1.0))
+    assert reciprocal_rank_fusion([vector, fts], 60.0, vectorless={9})[0][0] == 9
+
+
+@given(st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=12),
+       st.lists(st.floats(-20.0, -0.01), min_size=1, max_size=12),
+       st.floats(0.0, 1.0), st.sampled_from(["convex", "rrf"]))
+def test_pending_vectors_score_like_their_full_text_and_change_nothing_else(
+        cosines: list[float], bm25s: list[float], weight: float, method: str) -> None:
+    from groove.search.fusion import fuse
+
+    vector = sorted(((i, c) for i, c in enumerate(cosines)), key=lambda x: (-x[1], x[0]))
+    pending = range(100, 100 + len(bm25s))  # chunks the vector leg cannot hold
+    fts = sorted(zip(pending, sorted(bm25s), strict=True), key=lambda x: (x[1], x[0]))
+    kwargs = {"method": method, "rrf_k": 60.0, "vector_weight": weight}
+    during = dict(fuse(vector, fts, vectorless=set(pending), **kwargs))
+    before = dict(fuse(vector, fts, **kwargs))
+    for chunk_id, _ in vector:  # embedded chunks keep their score
+        assert during[chunk_id] == pytest.approx(before[chunk_id])
+    lex = normalise_fts_leg(fts)
+    for rank, (chunk_id, _) in enumerate(fts):  # a pending one: its full-text score, twice
+        expected = (lex[chunk_id] if method == "convex" else 2.0 / (60.0 + rank + 1))
+        assert during[chunk_id] == pytest.approx(expected)

@@ -15,10 +15,11 @@ import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -27,6 +28,8 @@ from pydantic import (
 )
 
 from groove.config.bind import BindAddress
+from groove.config.sizes import ACCEPTED as SIZE_ACCEPTED
+from groove.config.sizes import DEFAULT_CAP, SIZE_KEYS, parse_size
 from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS
 from groove.errors import PathRefused
 from groove.parsers import LEGACY_PARSER_IDS, PARSER_ALIASES, PARSERS
@@ -216,6 +219,10 @@ class ParentRetrieverConfig(_Section):
     )
 
 
+#: A byte size read by :func:`groove.config.sizes.parse_size` (None: "unlimited").
+ByteSize = Annotated[int | None, BeforeValidator(parse_size)]
+
+
 class IndexConfig(_Section):
     """Where ``groove index`` embeds (docs/scaling.md)."""
 
@@ -225,6 +232,16 @@ class IndexConfig(_Section):
                             'the run) or "host:port"')
     ray_actors: int = Field(
         0, ge=0, le=100_000, description="an integer in 0..100000 (0: one per CPU of the cluster)")
+    max_binary_file_size: ByteSize = Field(
+        DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (PDF, Word, Excel, PowerPoint files)")
+    max_text_file_size: ByteSize = Field(
+        DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (Markdown, text and code files)")
+    max_decompressed_size: ByteSize = Field(
+        DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (what one Office file may inflate to)")
+
+    def size_caps(self) -> dict[str, int | None]:
+        """The three caps in bytes (None: unlimited), by key."""
+        return {key: getattr(self, key) for key in SIZE_KEYS}
 
     @field_validator("ray_address")
     @classmethod

@@ -38,6 +38,9 @@ TRUSTED_ONLY: dict[str, str] = {
     "transport.http.allowed_hosts": "it would widen who may reach the HTTP server",
     "transport.http.allowed_origins": "it would widen which web pages may call the HTTP server",
     "transport.http.max_sessions": "it would lift the HTTP session cap",
+    "index.max_binary_file_size": "it would change how much of a file groove holds in memory",
+    "index.max_text_file_size": "it would change how much of a file groove holds in memory",
+    "index.max_decompressed_size": "it would change how far an Office file may inflate",
     "transport.http.systemd_socket": "it would serve on a socket another program set up "
                                      "(a Unix socket has no loopback peer check)",
 }

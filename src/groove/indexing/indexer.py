@@ -30,6 +30,7 @@ import functools
 import logging
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from groove.checks.validate import declared_field_names, field_strings, kb_schema
 from groove.config import Config
+from groove.config.sizes import announce_raised
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
 from groove.indexing.chunking import bounded_chunks
@@ -58,6 +60,7 @@ from groove.models import (
     passage_text,
 )
 from groove.parsers import get_parser_for
+from groove.parsers._zipguard import decompression_budget
 from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
 log = logging.getLogger("groove.indexing.indexer")
@@ -211,11 +214,39 @@ def run_index(
     run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
     ``embed=False`` stops after the rows pass (the one-shot search on a new
     folder): the index is then searchable by full text and stays incomplete.
+
+    The full-text index is checked first (rebuilt from the database when a
+    crash left it stale; always rebuilt with ``force``) and flushed after the
+    rows pass and at the end, whatever happens.
     """
+    try:
+        return _run_index(config, store, embedder_factory, force=force, reporter=reporter,
+                          only_paths=only_paths, write_lock=write_lock,
+                          executor_factory=executor_factory, embed=embed)
+    finally:
+        store.flush()  # whatever SQLite committed reaches the full-text index
+
+
+def _run_index(
+    config: Config,
+    store: Store,
+    embedder_factory: Callable[[], Embedder],
+    *,
+    force: bool,
+    reporter: Reporter | None,
+    only_paths: Iterable[str] | None,
+    write_lock: AbstractContextManager | None,
+    executor_factory: ExecutorFactory | None,
+    embed: bool,
+) -> IndexSummary:
     started = time.perf_counter()
     # A schema that does not load stops the run before anything is written: indexing
     # without it would make every --field filter answer empty and say nothing.
     declared = declared_field_names(kb_schema(config.kb_path))
+    if force:
+        store.rebuild_fulltext()
+    else:
+        store.ensure_fulltext()
     embedder = embedder_factory()
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
@@ -223,6 +254,7 @@ def run_index(
     store.set_meta(build_state=BUILDING)
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
                write_lock or nullcontext(), declared)
+    announce_raised(config.index.size_caps())
 
     files = FileSet.from_config(config)
     on_disk = _files_to_consider(run, files, only_paths)
@@ -239,8 +271,9 @@ def run_index(
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
     run.reporter.start(len(on_disk))
 
-    for rel_path in on_disk:
-        _process_file(run, rel_path, known, vanished, force=force)
+    with decompression_budget(config.index.max_decompressed_size):
+        for rel_path in on_disk:
+            _process_file(run, rel_path, known, vanished, force=force)
     for rel_path in sorted(vanished):
         with run.write_lock:
             store.delete_document(rel_path)
@@ -253,6 +286,7 @@ def run_index(
         store.set_meta(chunk_policy=CHUNK_POLICY)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
+    store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     if not embed:
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)
@@ -283,7 +317,8 @@ def _refresh_declared_fields(run: _Run) -> None:
         if not _carries_fields(run, rel_path):
             continue
         try:
-            data = read_file_safely(run.config.kb_path, rel_path)
+            data = read_file_safely(run.config.kb_path, rel_path,
+                                    max_bytes=index_read_cap(run.config, rel_path))
             parser = get_parser_for(rel_path, run.config.parsers.enabled)
             assert parser is not None  # _carries_fields checked it
             parsed = parser.parse(data, rel_path)
@@ -352,10 +387,13 @@ def _files_to_consider(run: _Run, files: FileSet, only_paths: Iterable[str] | No
 
 def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dict[str, str],
                   *, force: bool) -> None:
+    cap = index_read_cap(run.config, rel_path)
     try:
-        data = read_file_safely(run.config.kb_path, rel_path)
+        data = read_file_safely(run.config.kb_path, rel_path, max_bytes=cap)
     except GrooveError as exc:
-        _skip(run, rel_path, str(exc))
+        over = "limit" in str(exc) and "over the" in str(exc)
+        _skip(run, rel_path, str(exc) + (f" ([index] {cap_key(run.config, rel_path)})"
+                                         if over else ""))
         return
     digest = sha256_hex(data)
     if not force and known.get(rel_path) == digest:
@@ -401,6 +439,20 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     run.written.add(rel_path)
     setattr(run.summary, action, getattr(run.summary, action) + 1)
     run.reporter.file_done(rel_path, action, f"{len(chunks)} chunks")
+
+
+def cap_key(config: Config, rel_path: str) -> str:
+    """``max_binary_file_size`` for PDF and Office files, ``max_text_file_size`` for the rest."""
+    parser = get_parser_for(rel_path, config.parsers.enabled)
+    binary = parser is not None and parser.binary_format
+    return "max_binary_file_size" if binary else "max_text_file_size"
+
+
+def index_read_cap(config: Config, rel_path: str) -> int:
+    """How many bytes of ``rel_path`` an index run reads (its ``[index]`` cap; "unlimited":
+    no cap)."""
+    cap = getattr(config.index, cap_key(config, rel_path))
+    return sys.maxsize if cap is None else int(cap)
 
 
 def _renamed(run: _Run, old_path: str, record: DocumentRecord) -> bool:

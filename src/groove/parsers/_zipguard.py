@@ -14,11 +14,40 @@ import io
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from groove.parsers.base import ParseError
 
-#: Cap on declared *and* actually inflated bytes, summed over all members.
+#: Cap on declared *and* actually inflated bytes, summed over all members: the
+#: built-in one, which every read (get_document, resources) keeps.
 MAX_UNCOMPRESSED_BYTES = 50 * 1024 * 1024
+#: The cap in force in this context: an index run sets ``[index]
+#: max_decompressed_size`` (:func:`decompression_budget`); None is unlimited.
+_BUDGET: ContextVar[int | None] = ContextVar("groove_zip_budget", default=MAX_UNCOMPRESSED_BYTES)
+_KEY = "[index] max_decompressed_size"
+
+
+@contextmanager
+def decompression_budget(limit: int | None) -> Iterator[None]:
+    """Inflate up to ``limit`` bytes per file inside the block (an index run's setting)."""
+    token = _BUDGET.set(limit)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _over(total: int) -> bool:
+    limit = _BUDGET.get()
+    return limit is not None and total > limit
+
+
+def _limit_words() -> str:
+    limit = _BUDGET.get()
+    shown = f"{limit // _MIB} MiB" if limit is not None and limit % _MIB == 0 else f"{limit} bytes"
+    return f"the {shown} limit ({_KEY})"
 #: Real documents have tens to a few thousand parts (slides, media, sheets).
 MAX_MEMBERS = 10_000
 
@@ -50,11 +79,11 @@ def guard_zip(data: bytes, rel_path: str, kind: str) -> None:
         members = archive.infolist()
         _check_count(len(members), rel_path)
         declared = sum(m.file_size for m in members)
-        if declared > MAX_UNCOMPRESSED_BYTES:
+        if _over(declared):
             raise ParseError(
                 f"{rel_path}: zip members declare {declared} bytes "
-                f"({declared / _MIB:.1f} MiB) uncompressed, over the "
-                f"{MAX_UNCOMPRESSED_BYTES // _MIB} MiB limit for .{kind} files (zip-bomb guard)")
+                f"({declared / _MIB:.1f} MiB) uncompressed, over {_limit_words()} for "
+                f".{kind} files (zip-bomb guard)")
         _inflate_all(archive, members, rel_path, kind)
 
 
@@ -88,11 +117,11 @@ def _inflate_all(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], rel_p
             with archive.open(member) as stream:
                 while chunk := stream.read(_READ_CHUNK):
                     total += len(chunk)
-                    if total > MAX_UNCOMPRESSED_BYTES:
+                    if _over(total):
                         raise ParseError(
                             f"{rel_path}: decompressing the zip members produced more than "
-                            f"{MAX_UNCOMPRESSED_BYTES // _MIB} MiB (stopped at {total} bytes "
-                            f"in {member.filename!r}); limit for .{kind} files (zip-bomb guard)")
+                            f"{_limit_words()} (stopped at {total} bytes in "
+                            f"{member.filename!r}) for .{kind} files (zip-bomb guard)")
         except ParseError:
             raise
         except RuntimeError as exc:  # zipfile: "File ... is encrypted, password required"

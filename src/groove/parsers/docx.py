@@ -1,8 +1,16 @@
 """Word .docx via python-docx (docs/indexing.md, 'Formats').
 
-Sections start at paragraphs styled ``Heading 1`` .. ``Heading 6`` and carry
-the same ancestry as Markdown headings, so chunking and ``exclude_headings``
-treat both alike. Tables are flattened in document order (cells tab-joined,
+Sections start at heading paragraphs and carry the same ancestry as Markdown
+headings, so chunking and ``exclude_headings`` treat both alike. What makes a
+heading is the paragraph style's *name* in ``word/styles.xml``, not its ID:
+Word in a Japanese (or other) interface writes its built-in headings under
+the IDs ``1`` .. ``6`` and names them ``heading 1`` .. ``heading 6``. A style
+that is not named so is a heading when the ``w:basedOn`` chain reaches one
+(at most :data:`MAX_BASED_ON` styles, a cycle ends the walk), unless a style
+on the way sets outline level 9 ("body text"), which cancels it. An outline
+level never makes a heading by itself. A paragraph whose style ID the styles
+part does not hold (or a document without one) is read by the ID's spelling
+(``Heading1``), as before. Tables are flattened in document order (cells tab-joined,
 one row per line). Core properties fill title / date / tags.
 
 python-docx / python-pptx are imported inside the functions that need them,
@@ -22,7 +30,11 @@ from groove.models import ParsedDocument, Section
 from groove.parsers._zipguard import guard_zip
 from groove.parsers.base import ParseError, Parser, path_category_topic, title_from_filename
 
-_HEADING_STYLE = re.compile(r"^heading ([1-6])$", re.IGNORECASE)
+_HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+#: How many styles of a ``w:basedOn`` chain are walked looking for a heading.
+MAX_BASED_ON = 16
+_BODY_OUTLINE_LEVEL = "9"
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _KEYWORD_SPLIT = re.compile(r"[,;]")
 
 
@@ -95,7 +107,7 @@ def _iso_date(value: Any) -> str | None:
 # --- body ------------------------------------------------------------------------------
 def _sections(document: Any) -> list[Section]:
     builder = SectionBuilder()
-    for block, level in _blocks(document):
+    for block, level in _blocks(document, _style_table(document)):
         if level is None:
             builder.add_text(block)
         else:
@@ -103,7 +115,7 @@ def _sections(document: Any) -> list[Section]:
     return builder.finish()
 
 
-def _blocks(document: Any) -> Iterator[tuple[str, int | None]]:
+def _blocks(document: Any, styles: dict[str, Any]) -> Iterator[tuple[str, int | None]]:
     """(text, heading level or None) for each paragraph and table, in document order."""
     from docx.table import Table
 
@@ -111,7 +123,7 @@ def _blocks(document: Any) -> Iterator[tuple[str, int | None]]:
         if isinstance(item, Table):
             yield table_text(item), None
             continue
-        level = _heading_level(item)
+        level = heading_level(item._p.style, styles)
         text = item.text
         if level is not None and text.strip():
             yield " ".join(text.split()), level
@@ -119,10 +131,49 @@ def _blocks(document: Any) -> Iterator[tuple[str, int | None]]:
             yield text, None
 
 
-def _heading_level(paragraph: Any) -> int | None:
-    style = paragraph.style
-    match = _HEADING_STYLE.match((style.name or "").strip()) if style is not None else None
+def _style_table(document: Any) -> dict[str, Any]:
+    """Paragraph style elements by ID (the first definition of an ID wins); {} without a part."""
+    try:
+        root = document.styles.element
+    except Exception:  # noqa: BLE001 - no or unreadable styles part: read IDs by spelling
+        return {}
+    table: dict[str, Any] = {}
+    for style in root.findall(f"{_W}style"):
+        style_id = style.get(f"{_W}styleId")
+        if style_id is None or style_id in table:
+            continue
+        table[style_id] = style if style.get(f"{_W}type") in (None, "paragraph") else None
+    return {k: v for k, v in table.items() if v is not None}
+
+
+def _level_of(name: str | None) -> int | None:
+    match = _HEADING_STYLE.match((name or "").strip())
     return int(match.group(1)) if match else None
+
+
+def heading_level(style_id: str | None, styles: dict[str, Any]) -> int | None:
+    """The heading level a paragraph style gives (None: body text); see the module docstring."""
+    if style_id is None:
+        return None
+    if style_id not in styles:
+        return _level_of(style_id)  # the ID's spelling, e.g. "Heading1"
+    current: str | None = style_id
+    seen: set[str] = set()
+    for _ in range(MAX_BASED_ON):
+        if current is None or current in seen or current not in styles:
+            return None
+        seen.add(current)
+        element = styles[current]
+        outline = element.find(f"{_W}pPr/{_W}outlineLvl")
+        if outline is not None and outline.get(f"{_W}val") == _BODY_OUTLINE_LEVEL:
+            return None
+        name = element.find(f"{_W}name")
+        level = _level_of(name.get(f"{_W}val") if name is not None else current)
+        if level is not None:
+            return level
+        based_on = element.find(f"{_W}basedOn")
+        current = based_on.get(f"{_W}val") if based_on is not None else None
+    return None
 
 
 def table_text(table: Any) -> str:

@@ -28,6 +28,14 @@ A real full-text match (a shared code such as ``PG-E311``) still counts when it
 is the larger. Same-script chunks are untouched: for them a missing match is
 evidence.
 
+Fusion during a build (``vectorless``, docs/index-lifecycle.md): a chunk whose
+vector is still pending could not have been found by the vector leg, so its
+missing vector score is imputed from its full-text score ("full text where
+vectors are missing"): convex fusion uses ``max(vec(c), fts(c))`` for it, RRF
+counts its full-text rank for the vector leg too. Without this, the few
+documents already embedded outranked a better full-text match in the rest of
+the folder. On a complete index the set is empty and nothing changes.
+
 Both stay defined for one-hit and tied legs: when a leg's pool has one
 distinct score (one hit, all tied, or a best bm25 of 0) every member of the
 pool gets 1.0. A chunk in only one leg gets 0 from the other. Equal fused
@@ -42,13 +50,15 @@ Leg = Sequence[tuple[int, float]]
 
 
 def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float,
-                           imputed: Collection[int] = ()) -> list[tuple[int, float]]:
+                           imputed: Collection[int] = (),
+                           vectorless: Collection[int] = ()) -> list[tuple[int, float]]:
     """``[(chunk_id, fused)]`` best first; each leg adds ``1 / (rrf_k + rank + 1)``.
 
     Ranks count from 0. Equal fused scores are ordered by chunk id, so the
     ranking never depends on dict or set iteration order. A chunk of
     ``imputed`` missing from a leg is counted in it at its rank in the first
-    leg (the vector leg) that has it.
+    leg (the vector leg) that has it; a chunk of ``vectorless`` is counted in
+    the first leg at its rank in the second (the full-text leg).
     """
     fused: dict[int, float] = {}
     for leg in legs:
@@ -60,6 +70,11 @@ def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float,
             if chunk_id in imputed:
                 missing = sum(1 for m in members[1:] if chunk_id not in m)
                 fused[chunk_id] += missing / (rrf_k + rank + 1)
+    if vectorless and len(legs) > 1:
+        first = {c for c, _ in legs[0]}
+        for rank, (chunk_id, _score) in enumerate(legs[1]):
+            if chunk_id in vectorless and chunk_id not in first:
+                fused[chunk_id] += 1.0 / (rrf_k + rank + 1)
     return _best_first(fused)
 
 
@@ -85,11 +100,12 @@ def normalise_fts_leg(leg: Leg) -> dict[int, float]:
 
 
 def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
-                  foreign: Collection[int] = (), imputation: float = 1.0
-                  ) -> list[tuple[int, float]]:
+                  foreign: Collection[int] = (), imputation: float = 1.0,
+                  vectorless: Collection[int] = ()) -> list[tuple[int, float]]:
     """``[(chunk_id, w·vec + (1 − w)·fts)]`` best first, legs normalised as above.
 
-    For a chunk of ``foreign`` the full-text term is ``max(fts, imputation · vec)``.
+    For a chunk of ``foreign`` the full-text term is ``max(fts, imputation · vec)``;
+    for a chunk of ``vectorless`` the vector term is ``max(vec, fts)``.
     """
     vec = normalise_vector_leg(vector)
     lex = normalise_fts_leg(fts)
@@ -98,16 +114,19 @@ def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
         v, f = vec.get(c, 0.0), lex.get(c, 0.0)
         if c in foreign:
             f = max(f, imputation * v)
+        if c in vectorless:
+            v = max(v, f)
         fused[c] = vector_weight * v + (1.0 - vector_weight) * f
     return _best_first(fused)
 
 
 def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: float,
-         foreign: Collection[int] = (), imputation: float = 1.0) -> list[tuple[int, float]]:
+         foreign: Collection[int] = (), imputation: float = 1.0,
+         vectorless: Collection[int] = ()) -> list[tuple[int, float]]:
     """The fused ranking of the configured ``method`` ("rrf" or "convex")."""
     if method == "convex":
-        return convex_fusion(vector, fts, vector_weight, foreign, imputation)
-    return reciprocal_rank_fusion([vector, fts], rrf_k, foreign)
+        return convex_fusion(vector, fts, vector_weight, foreign, imputation, vectorless)
+    return reciprocal_rank_fusion([vector, fts], rrf_k, foreign, vectorless)
 
 
 def _best_first(fused: dict[int, float]) -> list[tuple[int, float]]:
