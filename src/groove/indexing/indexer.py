@@ -228,11 +228,39 @@ def run_index(
     run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
     ``embed=False`` stops after the rows pass (the one-shot search on a new
     folder): the index is then searchable by full text and stays incomplete.
+
+    The full-text index is checked first (rebuilt from the database when a
+    crash left it stale; always rebuilt with ``force``) and flushed after the
+    rows pass and at the end, whatever happens.
     """
+    try:
+        return _run_index(config, store, embedder_factory, force=force, reporter=reporter,
+                          only_paths=only_paths, write_lock=write_lock,
+                          executor_factory=executor_factory, embed=embed)
+    finally:
+        store.flush()  # whatever SQLite committed reaches the full-text index
+
+
+def _run_index(
+    config: Config,
+    store: Store,
+    embedder_factory: Callable[[], Embedder],
+    *,
+    force: bool,
+    reporter: Reporter | None,
+    only_paths: Iterable[str] | None,
+    write_lock: AbstractContextManager | None,
+    executor_factory: ExecutorFactory | None,
+    embed: bool,
+) -> IndexSummary:
     started = time.perf_counter()
     # A schema that does not load stops the run before anything is written: indexing
     # without it would make every --field filter answer empty and say nothing.
     declared = declared_field_names(kb_schema(config.kb_path))
+    if force:
+        store.rebuild_fulltext()
+    else:
+        store.ensure_fulltext()
     embedder = embedder_factory()
     if force:
         probe_before_reset(embedder)
@@ -274,6 +302,7 @@ def run_index(
         store.set_meta(chunk_policy=CHUNK_POLICY)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
+    store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     if not embed:
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)
