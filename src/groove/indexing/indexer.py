@@ -149,6 +149,20 @@ def context_mode_name(enabled: bool) -> str:
     return "static" if enabled else "off"
 
 
+def probe_before_reset(embedder: Embedder) -> None:
+    """A forced rebuild may clear the index: first make sure the embedder answers.
+
+    A remote endpoint that refuses (a wrong key, down, a wrong dimension) is
+    found with one fixed text before anything is written, so ``--force`` and
+    ``rebuild_index {force}`` never leave an emptied index behind (docs/scaling.md).
+    """
+    try:
+        embedder.probe()
+    except GrooveError as exc:
+        raise GrooveError(f"the index was not modified: the embedding model did not answer the "
+                          f"probe a forced rebuild sends first: {exc}") from None
+
+
 def model_mismatch(meta: IndexMeta, model_id: str, model_url: str | None,
                    db_path: Path) -> IndexMismatchError | None:
     """The refusal when the index was built by another model, or the same name served elsewhere."""
@@ -248,6 +262,8 @@ def _run_index(
     else:
         store.ensure_fulltext()
     embedder = embedder_factory()
+    if force:
+        probe_before_reset(embedder)
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
                               embedder_url=embedder.source)
