@@ -1,6 +1,6 @@
 """Retrieval quality on source code: vector leg, full-text leg and fused.
 
-    python benchmarks/code_golden.py [--click PATH]
+    python benchmarks/code_golden.py [--click PATH] [--workdir DIR]
 
 Builds a knowledge base in a temp folder from two real code bases, groove's
 own ``src/groove`` (as ``groove/``) and the installed ``click`` package (as
@@ -9,7 +9,8 @@ own ``src/groove`` (as ``groove/``) and the installed ``click`` package (as
 expected (path, heading) of ``benchmarks/code_golden.yml`` exists as a chunk,
 then runs the golden set three times: fused (as users get it), vector leg
 only, full-text leg only. Prints one JSON object. Nothing is written to the
-repository.
+repository. ``--workdir`` keeps the folder and its index there, so a second
+run only re-embeds what changed.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def build_kb(folder: Path, click_src: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / "src" / "groove", folder / "groove", ignore=ignore)
     shutil.copytree(click_src, folder / "click", ignore=ignore)
+    # an unchanged file keeps its hash in a kept workdir, so it is not re-embedded
     shutil.copy(GOLDEN, folder / ".groove-eval.yml")
     return folder
 
@@ -53,9 +55,15 @@ def missing_targets(kb: KnowledgeBase) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--click", type=Path, default=Path(click.__file__).parent)
+    parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        kb_path = build_kb(Path(tmp) / "kb", args.click)
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.workdir or Path(scratch)
+        kb_path = Path(tmp) / "kb"
+        if kb_path.exists():  # a kept workdir: refresh the copied sources
+            for name in ("groove", "click"):
+                shutil.rmtree(kb_path / name, ignore_errors=True)
+        build_kb(kb_path, args.click)
         config = load_config(kb_path=kb_path, cwd=Path(tmp),
                              overrides={"parsers": {"enabled": ["python"]}})
         kb = KnowledgeBase(config)
@@ -68,7 +76,7 @@ def main() -> None:
             full_text = run_eval(kb, record_history=False).metrics
         kb.close()
     print(json.dumps({
-        "documents": summary.indexed,
+        "documents": summary.indexed + summary.updated + summary.unchanged,
         "queries": len(load_golden(GOLDEN).queries),
         "missing_targets": missing,
         "fused": {k: round(fused[k], 3) for k in KEYS},

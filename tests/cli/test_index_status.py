@@ -143,6 +143,21 @@ def test_index_of_a_folder_without_indexable_files_says_why(tmp_path, monkeypatc
     assert ".rst (1)" in result.stderr
 
 
+def test_status_checks_the_pages_of_a_small_index_and_leaves_a_large_one_to_doctor(
+        kb_dir, run, monkeypatch):
+    import groove.kb as kb_module
+    from groove.store.sqlite import SQLiteStore
+
+    run("index", "--kb-path", str(kb_dir), "-q")
+    checked: list[str] = []
+    monkeypatch.setattr(SQLiteStore, "check_health", lambda self: checked.append("pages"))
+    assert run("status", "--kb-path", str(kb_dir)).exit_code == 0
+    assert checked == ["pages"]
+    monkeypatch.setattr(kb_module, "STATUS_PAGE_CHECK_MAX_BYTES", 0)  # as if the file were huge
+    assert run("status", "--kb-path", str(kb_dir)).exit_code == 0
+    assert checked == ["pages"]
+
+
 def test_during_a_build_a_full_text_match_is_not_outranked_by_the_few_embedded_documents(
         kb_dir, run):
     """The answer's own document has no vector yet; the one embedded document is off-topic."""

@@ -16,6 +16,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from _index_snapshot import index_snapshot
 from groove.indexing.indexer import run_index
 from groove.indexing.ray_executor import RayExecutor, ray_executors
 from groove.kb import KnowledgeBase
@@ -50,22 +51,14 @@ def two_nodes():
     cluster.shutdown()
 
 
-def snapshot(kb: KnowledgeBase) -> dict[tuple[str, int], np.ndarray]:
-    """``{(path, chunk_index): vector}`` of a built index."""
-    out = {}
-    ids, matrix = kb.store.load_vectors()
-    row = {int(c): i for i, c in enumerate(ids)}
-    for doc in kb.store.list_documents():
-        for chunk in kb.store.document_chunks(doc.id):
-            out[(doc.path, chunk.chunk_index)] = matrix[row[chunk.id]]
-    return out
-
-
-def assert_same_vectors(got: KnowledgeBase, want: KnowledgeBase, count: int) -> None:
-    a, b = snapshot(got), snapshot(want)
-    assert set(a) == set(b) and len(a) == count
-    for key, vector in b.items():
-        np.testing.assert_allclose(a[key], vector, atol=1e-5)
+def assert_same_index(got: KnowledgeBase, want: KnowledgeBase, chunks: int) -> None:
+    """Same documents and chunks, vectors equal within 1e-5, and a consistent index."""
+    got_docs, got_vectors, findings = index_snapshot(got.db_path)
+    want_docs, want_vectors, _ = index_snapshot(want.db_path)
+    assert got_docs == want_docs and findings == []
+    assert sum(len(v) for v in got_vectors.values()) == chunks
+    for path, vectors in want_vectors.items():
+        np.testing.assert_allclose(got_vectors[path], vectors, atol=1e-5)
 
 
 def ray_pids() -> set[str]:
@@ -116,7 +109,7 @@ def test_both_nodes_embed_and_the_index_equals_a_local_build(two_nodes, tmp_path
         run_index(on_ray.config, on_ray._writable_store(), lambda: on_ray.embedder,
                   executor_factory=recording)
         assert ray_pids() and non_loopback_sockets() == []
-    assert_same_vectors(on_ray, local, len(MANY) * 2)
+    assert_same_index(on_ray, local, len(MANY) * 2)
     per_node = made[0].parts_by_node
     assert len(per_node) == 2 and all(n >= 1 for n in per_node.values()), per_node
     assert set(per_node) == {n["NodeID"] for n in ray.nodes() if n["Alive"]}
@@ -154,4 +147,4 @@ def test_a_node_removed_mid_run_is_survived(two_nodes, tmp_path, write_files, ma
     counts = kb.store.embedding_counts()
     assert counts.chunks == counts.chunks_embedded == len(MANY) * 2
     local = build(tmp_path, "local", MANY, write_files, make_kb)
-    assert_same_vectors(kb, local, len(MANY) * 2)
+    assert_same_index(kb, local, len(MANY) * 2)

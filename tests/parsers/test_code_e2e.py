@@ -103,6 +103,33 @@ def test_get_document_returns_the_file_verbatim_so_hit_lines_hold(code_kb):
     assert doc.text == (code_kb.kb_path / "src/inventory/lib.rs").read_text()
 
 
+def test_mcp_get_document_returns_a_hits_lines_and_refuses_an_empty_range(code_kb):
+    import asyncio
+
+    from mcp import Client
+
+    from groove.server.mcp import build_mcp_server
+
+    async def go():
+        async with Client(build_mcp_server(code_kb)) as client:
+            found = await client.call_tool("search", {"query": "open the warehouse ledger",
+                                                      "symbol_kind": ["method"], "limit": 1})
+            hit = found.structured_content["results"][0]
+            lines = await client.call_tool("get_document", {
+                "path": hit["path"], "line_start": hit["line_start"],
+                "line_end": hit["line_end"]})
+            past = await client.call_tool("get_document", {"path": hit["path"],
+                                                           "line_start": 999})
+            return hit, lines, past
+
+    hit, lines, past = asyncio.run(go())
+    assert hit["scope"] == "impl Warehouse" and hit["line_start"] < hit["line_end"]
+    doc = lines.structured_content
+    assert doc["text"] == hit["content"] and doc["language"] == "rust"
+    assert (doc["line_start"], doc["line_end"]) == (hit["line_start"], hit["line_end"])
+    assert past.is_error and "line_start: 999 is past the end" in past.content[0].text
+
+
 def test_the_text_format_shows_path_and_line(code_kb):
     from groove.cli.search_cmd import render_text
 

@@ -335,7 +335,12 @@ def _servability(kb: KnowledgeBase, store: Store) -> list[Finding]:
         elif sha256_hex(problem) != doc.sha256:
             out.append(Finding("servability", "changed on disk since it was indexed; "
                                "searches return the old text", FIX_INDEX, path))
-    for path in files.walk():
+    def left_out(shown: str, reason: str) -> None:
+        if "cannot travel" in reason:  # the walk's own words (walk.name_problem)
+            out.append(Finding("servability", f"not indexed: {reason}",
+                               f"rename the file, then {FIX_INDEX}", shown))
+
+    for path in files.walk(left_out):
         if path not in indexed:
             out.append(_unindexed_problem(kb.kb_path, path, enabled, get_parser_for,
                                           read_file_safely))
@@ -345,7 +350,13 @@ def _servability(kb: KnowledgeBase, store: Store) -> list[Finding]:
 def _indexed_problem(kb_path: Any, path: str, rules: Any, enabled: list[str],
                      get_parser_for: Any, read_file_safely: Any) -> Finding | bytes:
     """Why an indexed document cannot be served, or its bytes when it can."""
+    from groove.paths import travel_problem
+
     ext = PurePosixPath(path).suffix.lower()
+    if (travel := travel_problem(path)) is not None:
+        return Finding("servability", f"held back: the name cannot travel ({travel}); an "
+                       "earlier groove indexed it, get_document refuses it",
+                       f"{FIX_INDEX}  (drops it; rename the file to keep it)", path)
     if get_parser_for(path, enabled) is None:
         return Finding("servability", f"held back: extension {ext or '(none)'} is no longer "
                        "enabled in [parsers]", f"{FIX_INDEX}  (drops it; or enable the parser again)",

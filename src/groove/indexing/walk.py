@@ -31,6 +31,7 @@ from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from groove.config import ALWAYS_EXCLUDED_DIRS
 from groove.errors import PathRefused
+from groove.paths import travel_problem
 
 log = logging.getLogger("groove.indexing.walk")
 
@@ -196,7 +197,9 @@ def name_problem(rel: str) -> str | None:
 
     A name that is not valid UTF-8 cannot be stored, searched or sent to a
     client; a backslash is a separator on Windows and is refused by the MCP
-    path gate, so such a file could never be served.
+    path gate, so such a file could never be served; and a name that cannot
+    travel (:func:`groove.paths.travel_problem`: a Windows device name, a
+    trailing dot or space, ``< > : " | ? *``) is left out on every platform.
     """
     try:
         rel.encode("utf-8")
@@ -204,6 +207,9 @@ def name_problem(rel: str) -> str | None:
         return "the file name is not valid UTF-8; rename it to index it"
     if "\\" in rel:
         return "the file name contains a backslash, which groove does not accept in paths; rename it"
+    travel = travel_problem(rel)
+    if travel is not None:
+        return f"the file name cannot travel: {travel}; rename it to index it"
     return None
 
 

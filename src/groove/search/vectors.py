@@ -411,11 +411,28 @@ class VectorIndex:
                 except (OSError, UnsafeFile) as exc:  # searches use the index in memory anyway
                     log.warning("could not save the approximate index beside %s: %s",
                                 self._ann_path, exc)
+                else:
+                    new = self._compact(new, matrix.dim)
+                    _release_freed_heap()  # the built copy, just dropped
             with self._lock:
                 self._view = self._rebase(_AnnView(new, generation, np.zeros(0, np.int64)))
                 done = self._generation == generation
             if done:
                 return
+
+    def _compact(self, built: ann.AnnIndex, dim: int) -> ann.AnnIndex:
+        """The copy just saved, read back, in place of ``built``.
+
+        faiss grows each inverted list geometrically while adding, so a freshly
+        built index holds up to twice its codes; the file holds them exactly
+        (measured at 200k chunks: resident 1.50x the float32 vectors with the
+        built copy, 1.34x with the saved one).
+        """
+        assert self._ann_path is not None
+        saved = ann.AnnIndex.load(self._ann_path, self._model_id, dim)
+        if saved is None or not np.array_equal(saved.keys, built.keys):
+            return built
+        return saved
 
     def _load_ann(self, ids: np.ndarray, matrix: ResidentMatrix) -> ann.AnnIndex | None:
         if self._ann_path is None or not len(ids):

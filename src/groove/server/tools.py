@@ -29,11 +29,11 @@ import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from groove.errors import GrooveError, NotFound, PathRefused
+from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
 from groove.graph.params import GraphParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
-from groove.paths import check_rel_path, doc_uri
+from groove.paths import check_doc_path, check_rel_path, doc_uri, travel_problem
 from groove.search.request import SearchRequest, argument_errors, field_help
 from groove.server.state import ServerState
 
@@ -97,8 +97,9 @@ def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def servable(kb: "KnowledgeBase", rel_path: str) -> bool:
-    """A path the MCP surface offers: an enabled parser handles its extension."""
-    return _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
+    """A path the MCP surface offers: a name that can travel, with an extension an enabled
+    parser handles."""
+    return travel_problem(rel_path) is None and _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
 
 
 @functools.lru_cache(maxsize=256)
@@ -126,7 +127,7 @@ def _refusal_for(kb: "KnowledgeBase", rel_path: str) -> GrooveError | None:
 
 def read_document(kb: "KnowledgeBase", rel_path: str) -> "DocumentText":
     """kb.read_document behind the lexical gate, with the clearest refusal message."""
-    rel_path = check_rel_path(rel_path)
+    rel_path = check_doc_path(rel_path)
     if not servable(kb, rel_path):
         enabled = ", ".join(kb.config.parsers.enabled)
         raise PathRefused(
@@ -190,9 +191,11 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
 
     async def get_document(
         path: Annotated[str, Field(description="Document path relative to the KB root, as in search results.")],
+        line_start: Annotated[int | None, Field(ge=1, description="Return only the text from this line (1-based), e.g. a code hit's line_start.")] = None,
+        line_end: Annotated[int | None, Field(ge=1, description="Return only the text up to this line (inclusive), e.g. a code hit's line_end.")] = None,
     ) -> dict[str, Any]:
         doc = await anyio.to_thread.run_sync(read_document, kb, path)
-        return document_json(doc)
+        return document_json(doc, line_start, line_end)
 
     async def list_topics() -> dict[str, Any]:
         return await anyio.to_thread.run_sync(topics_json, kb)
@@ -247,7 +250,13 @@ def with_uris(kb: "KnowledgeBase", response: SearchResponse) -> dict[str, Any]:
     return response.to_json()
 
 
-def document_json(doc: Any) -> dict[str, Any]:
+def document_json(doc: Any, line_start: int | None = None,
+                  line_end: int | None = None) -> dict[str, Any]:
+    """The get_document answer; with a line range, only those lines of the text.
+
+    A source file's text is the file verbatim, so a code hit's
+    ``line_start``/``line_end`` select exactly its chunk's lines.
+    """
     row = doc.document
     out: dict[str, Any] = {
         "path": row.path, "uri": doc_uri(row.path), "title": row.title,
@@ -255,10 +264,29 @@ def document_json(doc: Any) -> dict[str, Any]:
         "tags": list(row.tags), "metadata": row.metadata, "size": row.size,
         "chunks": row.chunk_count, "text": doc.text, "truncated": doc.truncated,
     }
+    if row.language is not None:
+        out["language"] = row.language
+    if line_start is not None or line_end is not None:
+        out["text"], out["line_start"], out["line_end"] = line_range(
+            doc.text, line_start or 1, line_end)
     if doc.truncated:
         out["note"] = (f"text truncated at {DOCUMENT_TEXT_CAP_BYTES} bytes of {row.size}; "
                        "use search to reach the rest")
     return out
+
+
+def line_range(text: str, first: int, last: int | None) -> tuple[str, int, int]:
+    """Lines ``first``..``last`` (1-based, inclusive; ``last`` None or past the end: to the
+    end) and the range actually returned; InvalidArgument when the range is empty."""
+    lines = text.split("\n")
+    if last is not None and last < first:
+        raise InvalidArgument(f"line_end: {last} is before line_start {first}; accepted: a "
+                              f"line number >= line_start")
+    if first > len(lines):
+        raise InvalidArgument(f"line_start: {first} is past the end of the text "
+                              f"({len(lines)} lines); accepted: 1..{len(lines)}")
+    end = len(lines) if last is None else min(last, len(lines))
+    return "\n".join(lines[first - 1:end]), first, end
 
 
 def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:
