@@ -2,11 +2,13 @@
 
 The checks and their fixes are listed in docs/cli.md, 'doctor'.
 
-Three families of checks, each finding naming its fix:
+The families of checks, each finding naming its fix:
 
 * **integrity** — the store's own consistency checks
-  (:meth:`SQLiteStore.integrity_findings`: one FTS row and one embedding of
-  the recorded dimension per chunk, no orphans, SQLite quick_check);
+  (:meth:`SQLiteStore.integrity_findings`: one embedding of the recorded
+  dimension per chunk, no orphans, SQLite quick_check);
+* **full-text** — the derived full-text index is missing, stale (its stamp is
+  not the database's) or does not hold every chunk;
 * **servability** — indexed documents a client would be refused (file gone,
   now excluded, a symlink or hard link, extension no longer enabled) and
   files on disk the index holds back (unreadable, refused, unparsable), using
@@ -134,6 +136,7 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
             report.findings += _metadata(kb, store, report.facts)
             report.findings += _build(kb, report.facts)
             report.findings += _integrity(store)
+            report.findings += _fulltext(kb, store)
             report.findings += _servability(kb, store)
             report.findings += _chunking(kb, store, report.facts)
             report.findings += _declared_fields(kb, store, report.facts)
@@ -314,6 +317,18 @@ def _declared_fields(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> 
 def _integrity(store: Store) -> list[Finding]:
     """Every store finding is repaired the same way: rebuild the index."""
     return [Finding("integrity", message, FIX_FORCE) for message in store.integrity_findings()]
+
+
+def _fulltext(kb: KnowledgeBase, store: Store) -> list[Finding]:
+    """A stale or missing full-text index: ``groove index`` rebuilds it from the database.
+
+    While a writer runs the index trails it by up to one batch, which is not a fault.
+    """
+    if kb.indexing:
+        return []
+    fix = (f"groove index --kb-path {kb.kb_path}  (rebuilds the full-text index from the "
+           "database; a search also does, when no index run is going on)")
+    return [Finding("full-text", message, fix) for message in store.fulltext_findings()]
 
 
 # --- servability -----------------------------------------------------------------

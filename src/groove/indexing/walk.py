@@ -31,6 +31,7 @@ from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from groove.config import ALWAYS_EXCLUDED_DIRS
 from groove.errors import PathRefused
+from groove.fulltext import FULLTEXT_SUFFIX
 from groove.paths import travel_problem
 
 log = logging.getLogger("groove.indexing.walk")
@@ -69,6 +70,9 @@ class ExclusionRules:
         self.kb_path = Path(kb_path)
         self._dir_names = {d.casefold() for d in (*exclude_dirs, *ALWAYS_EXCLUDED_DIRS)}
         self._db_files = self._db_rel_paths(db_path)
+        #: The derived full-text index directory (``<db>.fts``) when it lies inside the KB.
+        self._db_dirs = frozenset(f.removesuffix(".lock") + FULLTEXT_SUFFIX.casefold()
+                                  for f in self._db_files if f.endswith(".lock"))
         self._patterns: list[tuple[re.Pattern[str], bool]] = []
         self.warnings: list[str] = []
         self.reload()
@@ -83,6 +87,8 @@ class ExclusionRules:
         """True if the directory, or any directory above it, is excluded."""
         parts = _parts(rel_dir)
         if any(p.casefold() in self._dir_names for p in parts):
+            return True
+        if any("/".join(parts[:i]).casefold() in self._db_dirs for i in range(1, len(parts) + 1)):
             return True
         return any(self._ignored("/".join(parts[:i]) + "/") for i in range(1, len(parts) + 1))
 
@@ -119,8 +125,10 @@ class ExclusionRules:
         return frozenset((rel + s).casefold() for s in DB_SIDECAR_SUFFIXES)
 
     def is_index_file(self, rel_path: str) -> bool:
-        """True for the index's own files (the database, its journals, its writer lock)."""
-        return rel_path.casefold() in self._db_files
+        """True for the index's own files (the database, its journals, its writer lock,
+        its full-text index directory)."""
+        folded = rel_path.casefold()
+        return folded in self._db_files or any(folded.startswith(d + "/") for d in self._db_dirs)
 
     def _ignored(self, path: str) -> bool:
         excluded = False
