@@ -34,7 +34,7 @@ def main() -> None:
         kb = KnowledgeBase(load_config(kb_path=kb_path, cwd=Path(tmp)))
         kb.index()
         hybrid = run_eval(kb, record_history=False).metrics
-        with mock.patch("groove.search.candidates.fts_leg", return_value=[]):
+        with mock.patch("groove.search.candidates.fulltext_leg", return_value=[]):
             vector_only = run_eval(kb, record_history=False).metrics
         kb.close()
     print(json.dumps({

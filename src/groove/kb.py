@@ -409,12 +409,29 @@ class KnowledgeBase:
                                       self.db_path)
             if mismatch is not None:
                 raise mismatch
+            if not store.fulltext_current():
+                self._repair_fulltext(store)
             if self._vectors is None:
                 self._vectors = VectorIndex(store, self.config.search.vectors,
                                             ann_path=self.db_path, model_id=store.meta().model_id)
             with store.read_snapshot():
                 return run_search(store=store, embedder=embedder, config=self.config,
                                   request=request, vectors=self._vectors, scorer=self._scorer)
+
+    def _repair_fulltext(self, store: Store) -> None:
+        """Rebuild a stale full-text index before searching it (never answer from it silently).
+
+        Stale while a writer runs is normal (it publishes per batch); with no
+        writer alive it was left behind by a crash, so this search takes the
+        writer lock and rebuilds it from the database.
+        """
+        if self.indexing:
+            return
+        try:
+            with self._writing(False):
+                store.ensure_fulltext()
+        except Busy:  # a writer started meanwhile: it checks the index itself
+            log.info("a writer started on %s: it will rebuild the full-text index", self.db_path)
 
     @contextmanager
     def reading(self) -> Iterator[Store]:

@@ -63,6 +63,49 @@ def _refuse_lexically(form: str, original: str, what: str) -> None:
         raise PathRefused(f"{what} {original!r} climbs out with '..'; expected {_ACCEPTED}")
 
 
+#: Device names Windows reserves in every folder, with or without an extension.
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                       *(f"LPT{i}" for i in range(1, 10))})
+_UNTRAVELLED_CHARS = frozenset('<>:"|?*')
+
+
+def travel_problem(rel_path: str) -> str | None:
+    """Why ``rel_path`` is a name that cannot travel (None: it can).
+
+    A knowledge base is a folder people sync and copy between machines, and
+    Windows cannot create or open some names that Linux and macOS accept: a
+    reserved device name (``CON``, ``PRN``, ``AUX``, ``NUL``, ``COM1``-``COM9``,
+    ``LPT1``-``LPT9``, also with an extension: ``con.md``), a segment ending
+    in a dot or a space, and the characters ``< > : " | ? *`` or a control
+    character. groove leaves such names out of the index on every platform,
+    so a search hit can always be opened wherever the folder goes. The index
+    walk, the watcher, ``kb://doc/`` URIs and ``get_document`` all ask this
+    one function (docs/indexing.md, 'Names that cannot travel').
+    """
+    for segment in rel_path.split("/"):
+        if not segment:
+            continue
+        bad = sorted({c for c in segment if c in _UNTRAVELLED_CHARS or ord(c) < 32})
+        if bad:
+            shown = " ".join(repr(c) for c in bad)
+            return f"{segment!r} contains {shown}, which Windows does not allow in a name"
+        if segment[-1] in ". ":
+            return f"{segment!r} ends with a {'dot' if segment[-1] == '.' else 'space'}"
+        if segment.split(".", 1)[0].rstrip(" ").upper() in _RESERVED:
+            return f"{segment!r} is a device name Windows reserves"
+    return None
+
+
+def check_doc_path(path: str, *, what: str = "path") -> str:
+    """:func:`check_rel_path`, then :func:`travel_problem`: a document name the index can hold."""
+    normalised = check_rel_path(path, what=what)
+    problem = travel_problem(normalised)
+    if problem is not None:
+        raise PathRefused(f"{what} {path!r} is a name that cannot travel: {problem}; groove "
+                          "does not index such names (rename the file)")
+    return normalised
+
+
 def doc_uri(rel_path: str) -> str:
     """``kb://doc/<path>`` with everything but ``/`` percent-encoded (RFC 3986 unreserved kept)."""
     return DOC_URI_PREFIX + quote(rel_path, safe="/")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 
 import pytest
 
 from groove.checks.doctor import run_doctor
+from groove.fulltext import fulltext_path
 
 NOTES = {
     "eng/async.md": """
@@ -85,6 +87,27 @@ def test_an_embedding_of_the_wrong_dimension_is_reported(kb):
                      "(SELECT min(chunk_id) FROM embeddings)")
     report = run_doctor(kb)
     assert any("dimension" in f.message for f in report.findings if f.check == "integrity")
+
+
+def test_a_missing_full_text_index_is_reported_and_groove_index_rebuilds_it(kb):
+    kb.close()
+    shutil.rmtree(fulltext_path(kb.db_path))
+    report = run_doctor(kb)
+    assert _checks(report) == [("full-text", None)]
+    [finding] = report.findings
+    assert "missing" in finding.message and finding.fix.startswith("groove index --kb-path")
+    assert not fulltext_path(kb.db_path).exists()  # doctor only reads
+    kb.index()
+    assert run_doctor(kb).findings == []
+
+
+def test_a_stale_full_text_index_is_reported(kb):
+    kb.close()
+    with sqlite3.connect(kb.db_path) as conn:  # what a crash between the two commits leaves
+        conn.execute("UPDATE index_meta SET value = value + 1 WHERE key = 'text_generation'")
+    report = run_doctor(kb)
+    [finding] = report.findings
+    assert finding.check == "full-text" and "stale" in finding.message
 
 
 def test_doctor_changes_nothing(kb):

@@ -102,6 +102,7 @@ class Corpus:
             category=category, topic=topic, date=date, tags=tuple(tags), tags_invalid=False,
             metadata={}, size=1, mtime=1.0, binary_format=binary_format, language=language)
         self.store.write_document(record, chunks, vectors)
+        self.store.flush()  # publish to the full-text index, as the indexer does per batch
         doc = self.store.get_document(path)
         return [row.id for row in self.store.document_chunks(doc.id)]
 

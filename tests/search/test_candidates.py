@@ -1,4 +1,4 @@
-"""Candidate legs: exclusions drop the same chunks from the vector and the FTS leg."""
+"""Candidate legs: exclusions drop the same chunks from the vector and the full-text leg."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def _school_corpus(fixed):
 
 
 def test_non_ascii_case_variant_of_an_exclusion_is_dropped_from_the_vector_leg(fixed):
-    # "xyzzy" matches nothing in FTS: every hit comes from the vector leg alone.
+    # "xyzzy" matches nothing in the full-text index: every hit comes from the vector leg.
     _school_corpus(fixed)
     for query in ("xyzzy -école", "xyzzy -ÉCOLE"):
         assert fixed.paths(fixed.search(query, include_low_quality=True)) == ["other.md"], query
@@ -27,7 +27,7 @@ def test_both_legs_agree_when_fts_also_matches(fixed):
 
 
 def test_short_exclusion_is_enforced_on_both_legs(fixed):
-    # Two characters are below the trigram floor: only the substring test sees them.
+    # Two characters: a word like any other for the full-text index.
     fixed.add("ab.md", [Sec("a guide mentioning QZ twice: qz", vector=unit((0, 1.0)))])
     fixed.add("plain.md", [Sec("a guide without it", vector=unit((0, 1.0), (1, 0.5)))])
     assert fixed.paths(fixed.search("guide -qz", include_low_quality=True)) == ["plain.md"]
@@ -40,6 +40,26 @@ def test_exclusion_matching_only_the_heading_drops_the_chunk(fixed):
     assert fixed.paths(fixed.search("guide -deprecated", include_low_quality=True)) == ["k.md"]
 
 
+def test_latin_exclusion_is_a_word_test(fixed):
+    # docs/search.md: a Latin-script exclusion drops chunks holding the word (or a word
+    # with the same stem), not chunks where it is only part of a longer word.
+    fixed.add("word.md", [Sec("a guide to docker setup", vector=unit((0, 1.0)))])
+    fixed.add("plural.md", [Sec("a guide for dockers", vector=unit((0, 1.0), (1, 0.2)))])
+    fixed.add("longer.md", [Sec("a guide to dockerfile syntax", vector=unit((0, 1.0), (1, 0.4)))])
+    assert fixed.paths(fixed.search("guide -docker", include_low_quality=True)) == ["longer.md"]
+    assert fixed.paths(fixed.search('guide -"docker setup"', include_low_quality=True)) == [
+        "plural.md", "longer.md"]
+
+
+def test_japanese_exclusion_is_a_substring_test_of_any_length(fixed):
+    fixed.add("tokyo.md", [Sec("東京タワーの案内", vector=unit((0, 1.0)))])
+    fixed.add("kyoto.md", [Sec("京都の寺の案内", vector=unit((0, 1.0), (1, 0.2)))])
+    fixed.add("osaka.md", [Sec("大阪城の案内", vector=unit((0, 1.0), (1, 0.4)))])
+    assert fixed.paths(fixed.search("案内 -東京", include_low_quality=True)) == [
+        "kyoto.md", "osaka.md"]
+    assert fixed.paths(fixed.search("案内 -京", include_low_quality=True)) == ["osaka.md"]
+    assert fixed.paths(fixed.search("xyzzy -タワーの案", include_low_quality=True)) == [
+        "kyoto.md", "osaka.md"]
 # --- the bilingual vector leg ----------------------------------------------------------
 
 

@@ -71,9 +71,6 @@ def build_kb(root: Path, chunks: int) -> KnowledgeBase:
               [f"Ledger entry {d} line {i}: quarterly totals balanced." for i in
                range(CHUNKS_PER_DOC)], "finance")
     store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
-    # one full-text segment in both, as a long-lived index converges to (FTS5 merges
-    # segments as it grows): the leg's own statements then depend on the matches only
-    store._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")  # type: ignore[attr-defined]
     store.close()
     return KnowledgeBase(config, embedder=FixedQueryEmbedder(unit((0, 1.0))))
 

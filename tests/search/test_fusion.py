@@ -97,8 +97,8 @@ def independent_legs(corpus: Corpus, query: str, limit: int
     n = max(50, limit * 5)
     cos = matrix @ corpus.embedder.embed_query(query)
     vector = sorted(zip(ids.tolist(), cos.tolist(), strict=True), key=lambda t: (-t[1], t[0]))[:n]
-    expression = parse_query(query).fts_expression
-    fts = sorted(corpus.store.fts_search(expression, (2.0, 1.0, 1.0)), key=lambda t: (t[1], t[0]))[:n]
+    phrases = parse_query(query).fulltext_phrases
+    fts = sorted(corpus.store.fulltext_search(phrases, 10_000), key=lambda t: (t[1], t[0]))[:n]
     return vector, fts
 
 
@@ -108,8 +108,8 @@ def independent_fusion(corpus: Corpus, query: str, limit: int, k: float) -> list
     n = max(50, limit * 5)
     cos = matrix @ corpus.embedder.embed_query(query)
     vector = sorted(zip(ids.tolist(), cos.tolist(), strict=True), key=lambda t: (-t[1], t[0]))[:n]
-    expression = parse_query(query).fts_expression
-    fts = sorted(corpus.store.fts_search(expression, (2.0, 1.0, 1.0)), key=lambda t: (t[1], t[0]))[:n]
+    phrases = parse_query(query).fulltext_phrases
+    fts = sorted(corpus.store.fulltext_search(phrases, 10_000), key=lambda t: (t[1], t[0]))[:n]
     fused: dict[int, float] = {}
     for leg in (vector, fts):
         for rank, (c, _) in enumerate(leg):

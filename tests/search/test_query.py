@@ -3,30 +3,33 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from groove.fulltext import Stamp, TextRow
+from groove.fulltext.tantivy import TantivyIndex
 from groove.search.query import PHRASE_CAP, ParsedQuery, parse_query, query_phrases
 
 # --- SPEC and citations.md examples ---------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("raw", "expression"),
+    ("raw", "phrases"),
     [
-        ("再ランキングの評価について", '"再ランキング" OR "ランキング" OR "の評価" OR "について"'),
-        ('"Foundry Local" の設定', '"Foundry Local" OR "の設定"'),
-        ("AI について", '"について"'),
-        ("ML pipelines", '"pipelines"'),
-        ("tokio::spawn", '"tokio" OR "spawn"'),
-        ("rust、tokio", '"rust" OR "tokio"'),
+        ("再ランキングの評価について", ("再ランキング", "ランキング", "の評価", "について")),
+        ('"Foundry Local" の設定', ("Foundry Local", "の設定")),
+        ("AI について", ("について",)),
+        ("ML pipelines", ("pipelines",)),
+        ("tokio::spawn", ("tokio", "spawn")),
+        ("rust、tokio", ("rust", "tokio")),
     ],
 )
-def test_spec_examples_compile_exactly(raw: str, expression: str) -> None:
-    assert parse_query(raw).fts_expression == expression
+def test_spec_examples_compile_exactly(raw: str, phrases: tuple[str, ...]) -> None:
+    assert parse_query(raw).fulltext_phrases == phrases
 
 
 def test_ml_pipelines_searches_only_pipelines() -> None:
@@ -41,14 +44,14 @@ def test_term_exclusion_is_removed_from_positive_text_and_negated_in_fts() -> No
     assert parsed.positive_text == "rust  runtime"
     assert parsed.exclusions == ("async",)
     assert parsed.phrases == ("rust", "runtime")
-    assert parsed.fts_expression == '("rust" OR "runtime") NOT {heading content} : ("async")'
+    assert parsed.fulltext_phrases == ("rust", "runtime") and parsed.exclusions == ("async",)
 
 
 def test_quoted_exclusion_spans_whitespace() -> None:
     parsed = parse_query('tokio -"thread pool" spawn')
     assert parsed.exclusions == ("thread pool",)
     assert parsed.phrases == ("tokio", "spawn")
-    assert parsed.fts_expression.endswith('NOT {heading content} : ("thread pool")')
+    assert parsed.exclusions[-1] == "thread pool"
 
 
 @pytest.mark.parametrize("raw", ["tokio-rs", "e-mail setup", "a - b", "rust -", "- rust"])
@@ -78,7 +81,7 @@ def test_quoted_exclusion_followed_by_dash_term_excludes_both() -> None:
     parsed = parse_query('foo -"bar"-baz')
     assert parsed.positive_text == "foo "
     assert parsed.exclusions == ("bar", "baz")
-    assert parsed.fts_expression == '("foo") NOT {heading content} : ("bar" OR "baz")'
+    assert parsed.fulltext_phrases == ("foo",) and parsed.exclusions == ("bar", "baz")
 
 
 def test_text_glued_after_a_quoted_exclusion_stays_positive() -> None:
@@ -100,35 +103,28 @@ def test_unclosed_quote_after_dash_excludes_the_literal_text() -> None:
 def test_blank_quoted_exclusion_excludes_nothing() -> None:
     parsed = parse_query('rust -"" -"  "')
     assert parsed.exclusions == ()
-    assert parsed.fts_expression == '"rust"'
+    assert parsed.fulltext_phrases == ("rust",)
 
 
-def test_short_exclusions_are_left_to_the_substring_filter() -> None:
+def test_short_exclusions_are_exclusions_like_any_other() -> None:
     parsed = parse_query("rust -ab -async")
     assert parsed.exclusions == ("ab", "async")
-    assert parsed.short_exclusions == ("ab",)
-    assert parsed.fts_exclusions == ("async",)
-    assert parsed.fts_expression == '("rust") NOT {heading content} : ("async")'
+    assert parsed.fulltext_phrases == ("rust",)
 
 
-def test_only_short_exclusions_give_a_plain_positive_expression() -> None:
-    assert parse_query("rust -ab").fts_expression == '"rust"'
-
-
-def test_exclusions_only_is_vector_only_with_the_filter() -> None:
-    parsed = parse_query("-async -tokio")
-    assert parsed.fts_expression is None
-    assert parsed.exclusions == ("async", "tokio")
+def test_exclusions_only_is_vector_only() -> None:
+    parsed = parse_query("-foo -bar")
+    assert parsed.fulltext_phrases == ()
+    assert parsed.exclusions == ("foo", "bar")
 
 
 def test_duplicate_exclusions_are_listed_once() -> None:
     assert parse_query("x -foo -foo").exclusions == ("foo",)
 
 
-def test_exclusion_quote_escapes_are_doubled_again_in_fts() -> None:
+def test_exclusion_quote_escapes_are_undone() -> None:
     parsed = parse_query('rust -"say ""hi"""')
     assert parsed.exclusions == ('say "hi"',)
-    assert parsed.fts_expression.endswith(': ("say ""hi""")')
 
 
 # --- step 2: quoted phrases -------------------------------------------------------
@@ -137,7 +133,6 @@ def test_exclusion_quote_escapes_are_doubled_again_in_fts() -> None:
 def test_doubled_quote_inside_a_phrase_is_a_literal_quote() -> None:
     parsed = parse_query('"say ""hi""" now')
     assert parsed.phrases == ('say "hi"', "now")
-    assert parsed.fts_expression == '"say ""hi""" OR "now"'
 
 
 def test_unclosed_quote_is_plain_text() -> None:
@@ -227,12 +222,19 @@ def test_cap_warning_can_be_silenced_for_per_hit_callers(caplog: pytest.LogCaptu
 
 def test_no_phrase_falls_back_to_the_whole_trimmed_text_for_fts_only() -> None:
     assert query_phrases("  ab cd  ") == []  # match_spans then uses its whitespace fallback
-    assert parse_query("  ab cd  ").fts_expression == '"ab cd"'
+    assert parse_query("  ab cd  ").fulltext_phrases == ("ab cd",)
 
 
-@pytest.mark.parametrize("raw", ["AI", "  ab  ", "", "   ", "-", "ab -async"])
-def test_under_three_characters_is_vector_only(raw: str) -> None:
-    assert parse_query(raw).fts_expression is None
+@pytest.mark.parametrize(("raw", "searched"), [("AI", ("AI",)), ("  ab  ", ("ab",)),
+                                               ("猫", ("猫",)), ("ab -async", ("ab",))])
+def test_under_three_characters_is_still_searched_as_a_whole(raw: str, searched) -> None:
+    assert parse_query(raw).phrases == ()
+    assert parse_query(raw).fulltext_phrases == searched
+
+
+@pytest.mark.parametrize("raw", ["", "   ", "-"])
+def test_blank_is_vector_only(raw: str) -> None:
+    assert parse_query(raw).fulltext_phrases == ()
 
 
 def test_nul_and_lone_surrogates_become_spaces() -> None:
@@ -242,7 +244,7 @@ def test_nul_and_lone_surrogates_become_spaces() -> None:
     assert parsed.raw == "foo\x00bar \ud800baz"
 
 
-# --- the FTS expression against real SQLite FTS5 ------------------------------------------
+# --- the phrases against a real full-text index ---------------------------------------------
 
 _ROWS = [
     ("Async runtime", "tokio", "tokio spawns tasks on a thread pool"),
@@ -252,35 +254,36 @@ _ROWS = [
 ]
 
 
-def _fts() -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(heading, context, content, tokenize='trigram')")
-    conn.executemany("INSERT INTO t(heading, context, content) VALUES (?, ?, ?)", _ROWS)
-    return conn
+def _index():  # type: ignore[no-untyped-def]
+    directory = tempfile.mkdtemp(prefix="groove-query-")
+    index = TantivyIndex(Path(directory) / "x.fts")
+    index.add([TextRow(i, i, h, c, b) for i, (h, c, b) in enumerate(_ROWS, start=1)])
+    index.commit(Stamp("t", 1))
+    index.release_writer()
+    return index
 
 
-_CONN = _fts()
+_INDEX = _index()
 
 
-def _match(expression: str) -> list[int]:
-    return [r[0] for r in _CONN.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,))]
+def _match(raw: str) -> list[int]:
+    parsed = parse_query(raw)
+    excluded = _INDEX.matching(parsed.exclusions)
+    return sorted(c for c, _ in _INDEX.search(parsed.fulltext_phrases, 10) if c not in excluded)
 
 
-def test_fts_exclusion_drops_rows_by_heading_or_content_case_insensitively() -> None:
-    assert _match(parse_query("tokio").fts_expression) == [1, 2]
+def test_exclusion_drops_rows_by_heading_breadcrumb_or_content_case_insensitively() -> None:
+    assert _match("tokio") == [1, 2]
     # row 1 has "Async" in its heading, row 3 "ASYNC" in its content
-    assert _match(parse_query("tokio -async").fts_expression) == [2]
-    assert _match(parse_query('tokio -"thread pool"').fts_expression) == [2]
+    assert _match("tokio -async") == [2]
+    assert _match('tokio -"thread pool"') == [2]
+    assert _match("spawns -tokio") == []  # row 1 holds "tokio" in its breadcrumb only
+    assert _match("Async -okio") == [1, 3]  # a word test: "okio" is not a word here
 
 
-def test_fts_exclusion_ignores_the_context_column() -> None:
-    # "tokio" is in row 1's context only; excluding it must not drop row 1 via context.
-    assert _match(parse_query("spawns -tokio").fts_expression) == []
-    assert _match(parse_query("Async -okio").fts_expression) == [3]
-
-
-def test_japanese_expression_matches_in_fts() -> None:
-    assert _match(parse_query("再ランキングの評価について").fts_expression) == [4]
+def test_japanese_phrases_match() -> None:
+    assert _match("再ランキングの評価について") == [4]
+    assert _match("評") == [4]
 
 
 # --- properties -----------------------------------------------------------------------------
@@ -345,12 +348,11 @@ def test_phrases_of_a_query_are_the_deduped_phrases_of_its_words(words, rnd) -> 
 
 @settings(max_examples=300)
 @given(st.one_of(st.text(), _mixed_text, _storm_text, _hostile_text))
-def test_parse_query_never_raises_and_fts5_accepts_the_expression(raw: str) -> None:
+def test_parse_query_never_raises_and_the_index_accepts_the_phrases(raw: str) -> None:
     parsed = parse_query(raw)
     assert isinstance(parsed, ParsedQuery)
-    expression = parsed.fts_expression
-    if expression is not None:
-        _match(expression)  # raises sqlite3.OperationalError on a syntax error
+    _INDEX.search(parsed.fulltext_phrases, 10)
+    _INDEX.matching(parsed.exclusions)
 
 
 @settings(max_examples=300)

@@ -60,6 +60,30 @@ def test_edit_create_delete_follow(live):
     wait_for(lambda: "new.md" not in indexed(kb) and not paths_for(kb, "okapi"), "deleted file gone")
 
 
+def fulltext_paths(kb, word: str) -> set[str]:
+    """Documents the full-text index alone finds for ``word`` (no vector leg)."""
+    with kb.reading() as store:
+        ids = {chunk_id for chunk_id, _ in store.fulltext_search([word], 50)}
+        return {row.path for row in store.get_chunks(ids).values()}
+
+
+def test_the_full_text_index_follows_edits_renames_and_deletes(live):
+    kb, kb_dir, _ = live
+    assert fulltext_paths(kb, "quokka") == {"alpha.md"}
+    (kb_dir / "alpha.md").write_text("# Alpha\n\nThe axolotl tank replaced them.\n")
+    wait_for(lambda: fulltext_paths(kb, "axolotl") == {"alpha.md"}, "edited text in full text")
+    assert fulltext_paths(kb, "quokka") == set()
+    (kb_dir / "sub/beta.md").rename(kb_dir / "sub/renamed.md")
+    wait_for(lambda: fulltext_paths(kb, "marmoset") == {"sub/renamed.md"}, "rename in full text")
+    (kb_dir / "sub/deep/gamma.md").unlink()
+    wait_for(lambda: fulltext_paths(kb, "pangolin") == set(), "deleted file out of full text")
+    # the full-text index lives beside the database, inside the folder: never a document
+    assert (kb_dir / ".groove.db.fts").is_dir()
+    assert not any(p.startswith(".groove.db") for p in indexed(kb))
+    with kb.reading() as store:
+        assert store.fulltext_findings() == []
+
+
 def test_rename_updates_the_path(live):
     kb, kb_dir, _ = live
     (kb_dir / "sub" / "beta.md").rename(kb_dir / "renamed.md")

@@ -34,8 +34,9 @@ SEMANTIC_QUERY = "feline napping"
 
 
 def leftovers(kb: Path) -> list[str]:
+    """Files beside the index that are not the index's own (its lock, its full-text index)."""
     return sorted(p.name for p in kb.iterdir() if ".groove.db." in p.name
-                  and not p.name.endswith(".lock"))
+                  and not p.name.endswith(".lock") and p.name != ".groove.db.fts")
 
 
 def cat_found(kb: KnowledgeBase) -> bool:

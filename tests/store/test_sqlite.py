@@ -1,7 +1,8 @@
-"""SQLiteStore: sync of chunks/FTS/embeddings, atomic writes, generations, migrations."""
+"""SQLiteStore: sync of chunks/full-text/embeddings, atomic writes, generations, migrations."""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -12,11 +13,11 @@ from hypothesis import strategies as st
 
 import groove.store.sqlite as sqlite_mod
 from groove.errors import GrooveError, IndexMismatchError, InvalidArgument, NoIndexError, NotFound
+from groove.fulltext import fulltext_path
 from groove.models import Chunk, DocumentRecord
-from groove.store import SQLiteStore, open_store
+from groove.store import SCHEMA_VERSION, SQLiteStore, open_store
 
 DIM = 8
-WEIGHTS = (2.0, 1.0, 1.0)
 
 
 def record(path: str, sha: str = "s1", title: str = "Title", **kw: object) -> DocumentRecord:
@@ -53,17 +54,25 @@ def store(db: Path):
     s.close()
 
 
-def fts_ids(store: SQLiteStore, expr: str) -> set[int]:
-    return {cid for cid, _ in store.fts_search(expr, WEIGHTS)}
+def fts_ids(store: SQLiteStore, *phrases: str) -> set[int]:
+    """Chunks the full-text index finds for any phrase, after publishing queued writes."""
+    store.flush()
+    return {cid for cid, _ in store.fulltext_search(phrases, 1000)}
 
 
 def counts(db: Path) -> tuple[int, int, int, int]:
-    """(documents, chunks, fts index rows, embeddings) read through a separate connection."""
+    """(documents, chunks, full-text chunks, embeddings): SQLite through a separate connection,
+    the full-text index through a separate store (what another process would see)."""
     with sqlite3.connect(db) as c:
-        return tuple(  # type: ignore[return-value]
+        docs, chunk_rows, embedded = (
             c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-            for t in ("documents", "chunks", "chunks_fts_docsize", "embeddings")
-        )
+            for t in ("documents", "chunks", "embeddings"))
+    other = open_store(db)
+    try:
+        held = other._fulltext_index().count()
+    finally:
+        other.close()
+    return docs, chunk_rows, held, embedded
 
 
 # --- opening ------------------------------------------------------------------
@@ -102,32 +111,36 @@ def test_write_replace_rename_delete_keep_fts_and_embeddings_in_sync(
 ) -> None:
     store.write_document(record("a.md"), chunks("kernel scheduler", "memory pages"), vecs(2))
     store.write_document(record("b.md"), chunks("unrelated text"), vecs(1, 1))
+    store.flush()
     assert counts(db) == (2, 3, 3, 3)
-    assert len(fts_ids(store, '"kernel"')) == 1
+    assert len(fts_ids(store, "kernel")) == 1
 
     # replace a.md: the old chunks vanish from FTS and embeddings, doc id is kept
     doc_id = store.get_document("a.md").id
     store.write_document(record("a.md", sha="s2"), chunks("brand new words"), vecs(1, 2))
+    store.flush()
     assert counts(db) == (2, 2, 2, 2)
-    assert fts_ids(store, '"kernel"') == set()
+    assert fts_ids(store, "kernel") == set()
     assert store.get_document("a.md").id == doc_id
     assert store.document_hashes() == {"a.md": "s2", "b.md": "s1"}
 
     # rename keeps chunk ids, embeddings and FTS rows; fields come from the record
     before_ids, before_m = store.load_vectors()
-    new_ids = fts_ids(store, '"brand new"')
+    new_ids = fts_ids(store, "brand new")
     store.rename_document("a.md", record("moved/a.md", sha="s2", category="moved", title="T2"))
     assert store.get_document("a.md") is None
     moved = store.get_document("moved/a.md")
     assert moved.category == "moved" and moved.title == "T2" and moved.chunk_count == 1
-    assert fts_ids(store, '"brand new"') == new_ids
+    assert fts_ids(store, "brand new") == new_ids
     after_ids, after_m = store.load_vectors()
     assert np.array_equal(before_ids, after_ids) and np.array_equal(before_m, after_m)
     assert store.get_chunks(new_ids)[next(iter(new_ids))].path == "moved/a.md"
 
     store.delete_document("moved/a.md")
+    store.flush()
     assert counts(db) == (1, 1, 1, 1)
     store.clear()
+    store.flush()
     assert counts(db) == (0, 0, 0, 0)
     assert store.integrity_findings() == []
 
@@ -142,8 +155,9 @@ def test_rename_onto_existing_path_replaces_it(store: SQLiteStore, db: Path) -> 
     store.write_document(record("b.md"), chunks("bbb text"), vecs(1))
     store.rename_document("a.md", record("b.md"))
     assert store.document_hashes() == {"b.md": "s1"}
+    store.flush()
     assert counts(db) == (1, 1, 1, 1)
-    assert fts_ids(store, '"aaa"') and not fts_ids(store, '"bbb"')
+    assert fts_ids(store, "aaa") and not fts_ids(store, "bbb")
 
 
 def test_chunk_ids_are_never_reused(store: SQLiteStore) -> None:
@@ -182,14 +196,15 @@ def test_failure_mid_write_leaves_the_old_version_intact(
 
     assert store.document_hashes() == {"a.md": "s1"}
     assert store.generation() == gen
+    store.flush()
     assert counts(db) == (1, 2, 2, 2)
-    assert fts_ids(store, '"original"') and not fts_ids(store, '"replacement"')
+    assert fts_ids(store, "original") and not fts_ids(store, "replacement")
     ids_after, m_after = store.load_vectors()
     assert np.array_equal(ids_before, ids_after) and np.array_equal(m_before, m_after)
     assert store.integrity_findings() == []
     # and the store is still usable afterwards
     store.write_document(record("a.md", sha="s3"), chunks("replacement"), vecs(1, 5))
-    assert fts_ids(store, '"replacement"')
+    assert fts_ids(store, "replacement")
 
 
 # --- generation ---------------------------------------------------------------------
@@ -214,50 +229,46 @@ def test_generation_changes_and_is_seen_by_another_connection(
 def test_second_connection_sees_data_written_by_first(store: SQLiteStore, db: Path) -> None:
     reader = open_store(db)
     store.write_document(record("a.md"), chunks("shared words"), vecs(1))
-    assert fts_ids(reader, '"shared"') == fts_ids(store, '"shared"') != set()
+    assert fts_ids(store, "shared") == fts_ids(reader, "shared") != set()
     reader.close()
 
 
 # --- search reads -----------------------------------------------------------------------
-def test_fts_trigram_english_and_japanese(store: SQLiteStore) -> None:
+def test_fulltext_english_words_and_japanese_substrings(store: SQLiteStore) -> None:
     store.write_document(
         record("en.md"), chunks("The Kernel Scheduler decides", "nothing here"), vecs(2)
     )
     store.write_document(
         record("ja.md"), chunks("東京都の天気予報は晴れです", "大阪の食べ物"), vecs(2, 1)
     )
-    by_id = store.get_chunks(fts_ids(store, '"kernel sched"'))
+    by_id = store.get_chunks(fts_ids(store, "kernel scheduler"))
     assert [c.content for c in by_id.values()] == ["The Kernel Scheduler decides"]
-    ja = store.get_chunks(fts_ids(store, '"天気予報"'))
+    assert fts_ids(store, "schedulers decide") == set(by_id)  # stemmed words
+    assert fts_ids(store, "scheduler kernel") == set()  # a phrase keeps its word order
+    ja = store.get_chunks(fts_ids(store, "天気予報"))
     assert [c.path for c in ja.values()] == ["ja.md"]
-    assert fts_ids(store, '"天気予報" OR "大阪の"') and len(fts_ids(store, '"天気予報" OR "大阪の"')) == 2
+    assert len(fts_ids(store, "天気予報", "大阪の")) == 2
+    assert len(fts_ids(store, "阪")) == 1 and len(fts_ids(store, "の")) == 2  # one character
 
 
-def test_fts_weights_rank_heading_match_first(store: SQLiteStore) -> None:
-    store.write_document(record("a.md"), chunks("body mentions zebra once"), vecs(1))
+def test_fulltext_ranks_heading_match_first(store: SQLiteStore) -> None:
+    store.write_document(record("a.md"), chunks("body mentions zebra once among many words"),
+                         vecs(1))
     store.write_document(record("b.md"), chunks("plain body", heading="zebra facts"), vecs(1))
-    hits = store.fts_search('"zebra"', (10.0, 1.0, 1.0))
+    store.flush()
+    hits = store.fulltext_search(["zebra"], 10)
     assert store.get_chunks([hits[0][0]])[hits[0][0]].path == "b.md"
-    assert hits[0][1] <= hits[1][1]  # bm25: lower is better, best first
-    assert len(store.fts_search('"zebra"', WEIGHTS, limit=1)) == 1
-
-
-@pytest.mark.parametrize("expr", ['"unterminated', "AND OR", "nosuchcol: abc", "(((", ""])
-def test_bad_fts_expression_raises_groove_error(store: SQLiteStore, expr: str) -> None:
-    store.write_document(record("a.md"), chunks("some text"), vecs(1))
-    with pytest.raises(GrooveError):
-        store.fts_search(expr, WEIGHTS)
+    assert hits[0][1] <= hits[1][1]  # lower is better, best first
+    assert len(store.fulltext_search(["zebra"], 1)) == 1
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(max_size=30))
-def test_fts_search_never_leaks_sqlite_errors(tmp_path_factory, expr: str) -> None:
+@given(st.lists(st.text(max_size=30), max_size=4))
+def test_fulltext_search_takes_any_text(tmp_path_factory, phrases: list[str]) -> None:
     s = _shared_store(tmp_path_factory)
-    try:
-        hits = s.fts_search(expr, WEIGHTS)
-    except GrooveError:  # the only acceptable failure: never sqlite3.Error
-        return
+    hits = s.fulltext_search(phrases, 10)
     assert all(isinstance(cid, int) and isinstance(score, float) for cid, score in hits)
+    assert s.fulltext_matching(phrases) >= {cid for cid, _ in hits}
 
 
 _SHARED: dict[str, SQLiteStore] = {}
@@ -268,28 +279,30 @@ def _shared_store(factory) -> SQLiteStore:  # type: ignore[no-untyped-def]
         s = open_store(factory.mktemp("h") / "h.db", create=True)
         s.set_meta(dim=DIM)
         s.write_document(record("a.md"), chunks("hypothesis text 日本語"), vecs(1))
+        s.flush()
         _SHARED["s"] = s
     return _SHARED["s"]
 
 
-def test_chunk_ids_containing_is_ascii_case_insensitive_substring(store: SQLiteStore) -> None:
+def test_fulltext_matching_words_and_cjk_substrings(store: SQLiteStore) -> None:
     store.write_document(
         record("a.md"),
         chunks("Uses PostgreSQL daily", "ÄRGER im Büro", "東京タワー", "x"),
         vecs(4),
     )
     store.write_document(record("b.md"), chunks("nothing", heading="Redis Notes"), vecs(1, 1))
+    store.flush()
     stored = store.get_chunks(m.id for m in store.all_chunks_meta())
     rows = {c.content: c.id for c in stored.values()}
-    assert store.chunk_ids_containing(["postgresql"]) == {rows["Uses PostgreSQL daily"]}
-    assert store.chunk_ids_containing(["GRESQL DA"]) == {rows["Uses PostgreSQL daily"]}
-    assert store.chunk_ids_containing(["redis"]) == {rows["nothing"]}  # heading counts
-    assert store.chunk_ids_containing(["東京"]) == {rows["東京タワー"]}  # short: scan path
-    assert store.chunk_ids_containing(["ärger"]) == set()  # non-ASCII case is not folded
-    assert store.chunk_ids_containing(["ÄRGER"]) == {rows["ÄRGER im Büro"]}
-    assert store.chunk_ids_containing(['"quoted', "x", ""]) == {rows["x"]}
-    assert store.chunk_ids_containing(["Heading"]) == set(rows.values()) - {rows["nothing"]}
-    assert store.chunk_ids_containing([]) == set()
+    assert store.fulltext_matching(["postgresql"]) == {rows["Uses PostgreSQL daily"]}
+    assert store.fulltext_matching(["GRESQL"]) == set()  # a word test, not a substring
+    assert store.fulltext_matching(["redis"]) == {rows["nothing"]}  # heading counts
+    assert store.fulltext_matching(["東京"]) == {rows["東京タワー"]}  # CJK: substring
+    assert store.fulltext_matching(["京"]) == {rows["東京タワー"]}
+    assert store.fulltext_matching(["ärger"]) == {rows["ÄRGER im Büro"]}  # Unicode case fold
+    assert store.fulltext_matching(['"quoted', "x", ""]) == {rows["x"]}
+    assert store.fulltext_matching(["Heading"]) == set(rows.values()) - {rows["nothing"]}
+    assert store.fulltext_matching([]) == set()
 
 
 def test_all_chunks_meta_and_get_chunks(store: SQLiteStore) -> None:
@@ -342,7 +355,7 @@ def test_migration_from_older_schema_version(
     assert calls == [base + 1, base + 2]
     assert s.meta().schema_version == base + 2
     assert s._conn.execute("SELECT extra FROM documents").fetchone() == ("v3",)
-    assert fts_ids(s, '"migration"')
+    assert fts_ids(s, "migration")
     s.close()
     open_store(db).close()  # already current: nothing re-applied
     assert calls == [base + 1, base + 2]
@@ -360,7 +373,10 @@ def as_version_1(db: Path) -> None:
         c.execute("ALTER TABLE documents DROP COLUMN chunking")
         for table, column in CODE_COLUMNS:
             c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-        c.execute("DELETE FROM index_meta WHERE key = 'chunk_policy'")
+        c.execute("DELETE FROM index_meta WHERE key IN ('chunk_policy', 'fulltext_id',"
+                  " 'text_generation')")
+        c.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(heading, context, content,"
+                  " content='chunks', content_rowid='id', tokenize='trigram')")
         c.execute("UPDATE index_meta SET value = '1' WHERE key = 'schema_version'")
 
 
@@ -375,7 +391,7 @@ def test_a_version_1_index_with_documents_records_the_legacy_chunk_policy(
     assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
     assert s.meta().chunk_policy == "legacy"
     assert s.get_document("a.md").chunking == "sections"
-    assert fts_ids(s, '"migration"')
+    assert fts_ids(s, "migration")
     s.close()
 
 
@@ -389,6 +405,23 @@ def test_an_empty_version_1_index_records_the_current_chunk_policy(
     s.close()
 
 
+def test_a_version_1_index_loses_fts5_and_gets_its_fulltext_index_rebuilt(
+    store: SQLiteStore, db: Path
+) -> None:
+    store.write_document(record("a.md"), chunks("written by an older groove"), vecs(1))
+    store.close()
+    shutil.rmtree(fulltext_path(db))
+    as_version_1(db)
+    s = open_store(db)
+    try:
+        assert s.meta().schema_version == SCHEMA_VERSION
+        assert s._conn.execute("SELECT name FROM sqlite_master WHERE name = 'chunks_fts'"
+                               ).fetchone() is None
+        assert not s.fulltext_current()
+        assert s.ensure_fulltext() and s.fulltext_current()
+        assert fts_ids(s, "older")
+    finally:
+        s.close()
 def test_a_version_3_index_gains_the_code_columns_and_keeps_its_chunks(
     store: SQLiteStore, db: Path
 ) -> None:
@@ -454,23 +487,19 @@ def test_integrity_findings_clean_then_each_corruption_reported(
     store.write_document(record("a.md"), chunks("one two three", "four five six", "seven"), vecs(3))
     store.write_document(record("b.md"), chunks("eight nine"), vecs(1, 1))
     store.set_meta(build_state="complete")  # a missing vector is a fault only in a finished build
-    assert store.integrity_findings() == []
+    store.flush()
+    assert store.integrity_findings() == [] and store.fulltext_findings() == []
     ids = [c.id for c in store.all_chunks_meta()]
     with sqlite3.connect(db) as c:
         c.execute("DELETE FROM embeddings WHERE chunk_id = ?", (ids[0],))
         c.execute("UPDATE embeddings SET vector = zeroblob(12) WHERE chunk_id = ?", (ids[1],))
-        row = c.execute("SELECT heading, context, content FROM chunks WHERE id = ?", (ids[2],)).fetchone()
-        c.execute(
-            "INSERT INTO chunks_fts(chunks_fts, rowid, heading, context, content)"
-            " VALUES ('delete', ?, ?, ?, ?)",
-            (ids[2], *row),
-        )
+        c.execute("UPDATE index_meta SET value = value + 1 WHERE key = 'text_generation'")
         c.execute("PRAGMA foreign_keys = OFF")
         c.execute("INSERT INTO embeddings(chunk_id, vector) VALUES (424242, zeroblob(32))")
     found = "\n".join(store.integrity_findings())
     assert "1 chunk(s) without an embedding" in found
     assert "not of the recorded dimension" in found
-    assert "1 chunk(s) without a full-text row" in found
+    assert store.fulltext_findings() and "stale" in store.fulltext_findings()[0]
     assert "1 embedding(s) without a chunk" in found
     assert "groove" not in found  # the store names the problem; doctor attaches the fix
 
@@ -479,6 +508,7 @@ def test_read_snapshot_hides_another_connections_commit_until_it_ends(
     store: SQLiteStore, db: Path
 ) -> None:
     store.write_document(record("a.md"), chunks("alpha text here"), vecs(1))
+    store.flush()  # one writer at a time: the full-text writer passes to ``other``
     other = open_store(db)
     try:
         with store.read_snapshot():

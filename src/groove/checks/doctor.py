@@ -2,11 +2,13 @@
 
 The checks and their fixes are listed in docs/cli.md, 'doctor'.
 
-Three families of checks, each finding naming its fix:
+The families of checks, each finding naming its fix:
 
 * **integrity** — the store's own consistency checks
-  (:meth:`SQLiteStore.integrity_findings`: one FTS row and one embedding of
-  the recorded dimension per chunk, no orphans, SQLite quick_check);
+  (:meth:`SQLiteStore.integrity_findings`: one embedding of the recorded
+  dimension per chunk, no orphans, SQLite quick_check);
+* **full-text** — the derived full-text index is missing, stale (its stamp is
+  not the database's) or does not hold every chunk;
 * **servability** — indexed documents a client would be refused (file gone,
   now excluded, a symlink or hard link, extension no longer enabled) and
   files on disk the index holds back (unreadable, refused, unparsable), using
@@ -134,6 +136,7 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
             report.findings += _metadata(kb, store, report.facts)
             report.findings += _build(kb, report.facts)
             report.findings += _integrity(store)
+            report.findings += _fulltext(kb, store)
             report.findings += _servability(kb, store)
             report.findings += _chunking(kb, store, report.facts)
             report.findings += _declared_fields(kb, store, report.facts)
@@ -316,6 +319,18 @@ def _integrity(store: Store) -> list[Finding]:
     return [Finding("integrity", message, FIX_FORCE) for message in store.integrity_findings()]
 
 
+def _fulltext(kb: KnowledgeBase, store: Store) -> list[Finding]:
+    """A stale or missing full-text index: ``groove index`` rebuilds it from the database.
+
+    While a writer runs the index trails it by up to one batch, which is not a fault.
+    """
+    if kb.indexing:
+        return []
+    fix = (f"groove index --kb-path {kb.kb_path}  (rebuilds the full-text index from the "
+           "database; a search also does, when no index run is going on)")
+    return [Finding("full-text", message, fix) for message in store.fulltext_findings()]
+
+
 # --- servability -----------------------------------------------------------------
 def _servability(kb: KnowledgeBase, store: Store) -> list[Finding]:
     from groove.indexing.fileset import FileSet
@@ -335,7 +350,12 @@ def _servability(kb: KnowledgeBase, store: Store) -> list[Finding]:
         elif sha256_hex(problem) != doc.sha256:
             out.append(Finding("servability", "changed on disk since it was indexed; "
                                "searches return the old text", FIX_INDEX, path))
-    for path in files.walk():
+    def left_out(shown: str, reason: str) -> None:
+        if "cannot travel" in reason:  # the walk's own words (walk.name_problem)
+            out.append(Finding("servability", f"not indexed: {reason}",
+                               f"rename the file, then {FIX_INDEX}", shown))
+
+    for path in files.walk(left_out):
         if path not in indexed:
             out.append(_unindexed_problem(kb.kb_path, path, enabled, get_parser_for,
                                           read_file_safely))
@@ -345,7 +365,13 @@ def _servability(kb: KnowledgeBase, store: Store) -> list[Finding]:
 def _indexed_problem(kb_path: Any, path: str, rules: Any, enabled: list[str],
                      get_parser_for: Any, read_file_safely: Any) -> Finding | bytes:
     """Why an indexed document cannot be served, or its bytes when it can."""
+    from groove.paths import travel_problem
+
     ext = PurePosixPath(path).suffix.lower()
+    if (travel := travel_problem(path)) is not None:
+        return Finding("servability", f"held back: the name cannot travel ({travel}); an "
+                       "earlier groove indexed it, get_document refuses it",
+                       f"{FIX_INDEX}  (drops it; rename the file to keep it)", path)
     if get_parser_for(path, enabled) is None:
         return Finding("servability", f"held back: extension {ext or '(none)'} is no longer "
                        "enabled in [parsers]", f"{FIX_INDEX}  (drops it; or enable the parser again)",

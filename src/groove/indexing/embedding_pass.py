@@ -55,8 +55,10 @@ WINDOWS_PER_PASS = 32
 WINDOW_TOKENS_MIN = 4096
 #: ... nor more than this.
 WINDOW_TOKENS_MAX = 16384
-#: The first window is at most this, so the first batch (and with it the rate
-#: and the ETA a person is waiting for) comes back within seconds.
+#: The first window (at least one whole document) is cut into batches of at
+#: most this many tokens, so the first batch (and with it the rate and the ETA
+#: a person is waiting for) comes back within seconds even when the first
+#: document is long.
 WINDOW_TOKENS_FIRST = 1024
 #: Upper bound on the model tokens of one batch ...
 BATCH_TOKENS = 8192
@@ -294,20 +296,21 @@ class _WindowFeed:
     def batches(self) -> Iterator[EmbedBatch]:
         window: list[EmbedItem] = []
         size = 0
-        budget = min(self.window_tokens, WINDOW_TOKENS_FIRST)
+        first = True
         for document in self._documents():
             window += document
             size += sum(item.tokens for item in document)
-            if size >= budget:
-                yield from self._release(window)
-                window, size, budget = [], 0, self.window_tokens
+            if size >= (min(self.window_tokens, WINDOW_TOKENS_FIRST) if first else self.window_tokens):
+                yield from self._release(window, first=first)
+                window, size, first = [], 0, False
         if window:
-            yield from self._release(window)
+            yield from self._release(window, first=first)
 
-    def _release(self, window: list[EmbedItem]) -> list[EmbedBatch]:
+    def _release(self, window: list[EmbedItem], *, first: bool) -> list[EmbedBatch]:
+        """The window's batches; the first window's are small, so the first rate comes soon."""
         for item in window:
             self.waiting[item.doc_id] = self.waiting.get(item.doc_id, 0) + 1
-        return make_batches(window)
+        return make_batches(window, max_tokens=WINDOW_TOKENS_FIRST) if first else make_batches(window)
 
     def _documents(self) -> Iterator[list[EmbedItem]]:
         """Each pending document's items, lowest document id first, read a page at a time."""

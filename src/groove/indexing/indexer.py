@@ -149,6 +149,20 @@ def context_mode_name(enabled: bool) -> str:
     return "static" if enabled else "off"
 
 
+def probe_before_reset(embedder: Embedder) -> None:
+    """A forced rebuild may clear the index: first make sure the embedder answers.
+
+    A remote endpoint that refuses (a wrong key, down, a wrong dimension) is
+    found with one fixed text before anything is written, so ``--force`` and
+    ``rebuild_index {force}`` never leave an emptied index behind (docs/scaling.md).
+    """
+    try:
+        embedder.probe()
+    except GrooveError as exc:
+        raise GrooveError(f"the index was not modified: the embedding model did not answer the "
+                          f"probe a forced rebuild sends first: {exc}") from None
+
+
 def model_mismatch(meta: IndexMeta, model_id: str, model_url: str | None,
                    db_path: Path) -> IndexMismatchError | None:
     """The refusal when the index was built by another model, or the same name served elsewhere."""
@@ -214,12 +228,42 @@ def run_index(
     run (default: :class:`~groove.indexing.embedding_pass.LocalExecutor`).
     ``embed=False`` stops after the rows pass (the one-shot search on a new
     folder): the index is then searchable by full text and stays incomplete.
+
+    The full-text index is checked first (rebuilt from the database when a
+    crash left it stale; always rebuilt with ``force``) and flushed after the
+    rows pass and at the end, whatever happens.
     """
+    try:
+        return _run_index(config, store, embedder_factory, force=force, reporter=reporter,
+                          only_paths=only_paths, write_lock=write_lock,
+                          executor_factory=executor_factory, embed=embed)
+    finally:
+        store.flush()  # whatever SQLite committed reaches the full-text index
+
+
+def _run_index(
+    config: Config,
+    store: Store,
+    embedder_factory: Callable[[], Embedder],
+    *,
+    force: bool,
+    reporter: Reporter | None,
+    only_paths: Iterable[str] | None,
+    write_lock: AbstractContextManager | None,
+    executor_factory: ExecutorFactory | None,
+    embed: bool,
+) -> IndexSummary:
     started = time.perf_counter()
     # A schema that does not load stops the run before anything is written: indexing
     # without it would make every --field filter answer empty and say nothing.
     declared = declared_field_names(kb_schema(config.kb_path))
+    if force:
+        store.rebuild_fulltext()
+    else:
+        store.ensure_fulltext()
     embedder = embedder_factory()
+    if force:
+        probe_before_reset(embedder)
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
                               embedder_url=embedder.source)
@@ -258,6 +302,7 @@ def run_index(
         store.set_meta(chunk_policy=CHUNK_POLICY)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
+    store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     if not embed:
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)

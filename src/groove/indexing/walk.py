@@ -31,6 +31,8 @@ from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from groove.config import ALWAYS_EXCLUDED_DIRS
 from groove.errors import PathRefused
+from groove.fulltext import FULLTEXT_SUFFIX
+from groove.paths import travel_problem
 
 log = logging.getLogger("groove.indexing.walk")
 
@@ -68,6 +70,9 @@ class ExclusionRules:
         self.kb_path = Path(kb_path)
         self._dir_names = {d.casefold() for d in (*exclude_dirs, *ALWAYS_EXCLUDED_DIRS)}
         self._db_files = self._db_rel_paths(db_path)
+        #: The derived full-text index directory (``<db>.fts``) when it lies inside the KB.
+        self._db_dirs = frozenset(f.removesuffix(".lock") + FULLTEXT_SUFFIX.casefold()
+                                  for f in self._db_files if f.endswith(".lock"))
         self._patterns: list[tuple[re.Pattern[str], bool]] = []
         self.warnings: list[str] = []
         self.reload()
@@ -82,6 +87,8 @@ class ExclusionRules:
         """True if the directory, or any directory above it, is excluded."""
         parts = _parts(rel_dir)
         if any(p.casefold() in self._dir_names for p in parts):
+            return True
+        if any("/".join(parts[:i]).casefold() in self._db_dirs for i in range(1, len(parts) + 1)):
             return True
         return any(self._ignored("/".join(parts[:i]) + "/") for i in range(1, len(parts) + 1))
 
@@ -118,8 +125,10 @@ class ExclusionRules:
         return frozenset((rel + s).casefold() for s in DB_SIDECAR_SUFFIXES)
 
     def is_index_file(self, rel_path: str) -> bool:
-        """True for the index's own files (the database, its journals, its writer lock)."""
-        return rel_path.casefold() in self._db_files
+        """True for the index's own files (the database, its journals, its writer lock,
+        its full-text index directory)."""
+        folded = rel_path.casefold()
+        return folded in self._db_files or any(folded.startswith(d + "/") for d in self._db_dirs)
 
     def _ignored(self, path: str) -> bool:
         excluded = False
@@ -196,7 +205,9 @@ def name_problem(rel: str) -> str | None:
 
     A name that is not valid UTF-8 cannot be stored, searched or sent to a
     client; a backslash is a separator on Windows and is refused by the MCP
-    path gate, so such a file could never be served.
+    path gate, so such a file could never be served; and a name that cannot
+    travel (:func:`groove.paths.travel_problem`: a Windows device name, a
+    trailing dot or space, ``< > : " | ? *``) is left out on every platform.
     """
     try:
         rel.encode("utf-8")
@@ -204,6 +215,9 @@ def name_problem(rel: str) -> str | None:
         return "the file name is not valid UTF-8; rename it to index it"
     if "\\" in rel:
         return "the file name contains a backslash, which groove does not accept in paths; rename it"
+    travel = travel_problem(rel)
+    if travel is not None:
+        return f"the file name cannot travel: {travel}; rename it to index it"
     return None
 
 

@@ -1,4 +1,4 @@
-"""The two retrieval legs: dense (cosine over the resident matrix) and FTS5 bm25.
+"""The two retrieval legs: dense (cosine over the resident matrix) and full-text BM25.
 
 Both legs see the same allowed set — filters AND exclusions — before their
 cut to N, so a restrictive filter still fills ``limit`` and an excluded term
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,19 +55,12 @@ def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
 
 
 def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
-    """Every chunk either leg's exclusion test drops, so that both legs drop the same set.
+    """Every chunk holding an exclusion, found through the full-text index (no scan).
 
-    The substring test (``chunk_ids_containing``) folds ASCII case only, while
-    the FTS expression's ``NOT`` clause uses the trigram tokenizer's Unicode
-    case folding: for ``-école`` it also drops ``ÉCOLE``. Taking the union and
-    removing it from both legs keeps a chunk the FTS leg excluded from coming
-    back through the vector leg.
+    One set removed from both legs, so an excluded chunk cannot come back
+    through the vector leg.
     """
-    excluded = set(store.chunk_ids_containing(list(parsed.exclusions)))
-    expression = parsed.fts_exclusion_expression
-    if expression is not None:
-        excluded.update(store.fts_match_ids(expression))
-    return excluded
+    return store.fulltext_matching(parsed.exclusions)
 
 
 def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
@@ -114,10 +106,10 @@ def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, 
     return frozenset(c for c, is_same in zip(ids, same, strict=True) if not is_same)
 
 
-#: The query embedding runs here while the calling thread does the SQLite
-#: work (exclusions, FTS); both release the GIL, so the two overlap.
-#: The query path runs OpenMP on one thread, so it does not fight the FTS
-#: work on the other core (index batches keep their own thread count).
+#: The query embedding runs here while the calling thread does the full-text
+#: work (exclusions, BM25); both release the GIL, so the two overlap.
+#: The query path runs OpenMP on one thread, so it does not fight the
+#: full-text work on the other core (index batches keep their own thread count).
 def _single_threaded_openmp() -> None:
     # Another OpenMP runtime, or none: keep its default.
     with contextlib.suppress(OSError, AttributeError):
@@ -128,38 +120,17 @@ _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query
                                  initializer=_single_threaded_openmp)
 
 
-#: A phrase found in more than this share of all chunks carries no bm25 weight
-#: (FTS5 clamps its idf to ~1e-6) but makes SQLite score most of the table.
-COMMON_PHRASE_SHARE = 0.5
-
-
-def _informative(store: Store, parsed: ParsedQuery, total_chunks: int) -> ParsedQuery:
-    """``parsed`` without phrases in over half the chunks (kept if nothing else remains).
-
-    Only the full-text leg uses this; match_spans still highlights every phrase.
-    """
-    if total_chunks == 0 or len(parsed.phrases) < 2:
-        return parsed
-    counts = store.phrase_row_counts(parsed.phrases)
-    kept = tuple(p for p in parsed.phrases
-                 if counts.get(p, 0) <= COMMON_PHRASE_SHARE * total_chunks)
-    if not kept or len(kept) == len(parsed.phrases):
-        return parsed
-    return dataclasses.replace(parsed, phrases=kept)
-
-
-def fts_leg(store: Store, config: Config, vectors: VectorIndex, parsed: ParsedQuery,
-            allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
-    expression = _informative(store, parsed, len(vectors)).fts_expression
-    if expression is None:
+def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
+                 allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
+    """The best ``n`` allowed chunks by BM25 (score lower is better), best first."""
+    phrases = parsed.fulltext_phrases
+    if not phrases or not len(allowed):
         return []
-    fusion = config.search.fusion
-    weights = (fusion.bm25_heading_weight, fusion.bm25_context_weight, fusion.bm25_content_weight)
     # Only disallowed rows can push allowed ones past position N, so asking
-    # SQLite for N + (#disallowed) rows is exact and lets it stop early.
+    # for N + (#disallowed) rows is exact and lets the engine stop early.
     disallowed = len(allowed) - int(allowed.sum())
-    rows = store.fts_search(expression, weights, limit=n + disallowed)
-    if not rows or not len(allowed):
+    rows = store.fulltext_search(phrases, n + disallowed)
+    if not rows:
         return []
     pos = vectors.positions([chunk_id for chunk_id, _ in rows])
     keep = (pos >= 0) & allowed[np.maximum(pos, 0)]
@@ -171,7 +142,7 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     n = candidate_count(limit)
     query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
     allowed = allowed_mask(store, vectors, base_mask, parsed)
-    fts = fts_leg(store, config, vectors, parsed, allowed, n)
+    fts = fulltext_leg(store, vectors, parsed, allowed, n)
     fusion = config.search.fusion
     query_cjk = is_cjk(parsed.model_text)
     prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help

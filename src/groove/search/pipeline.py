@@ -85,7 +85,7 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
     """What the legs say about this question: agreement, top gap, lift (search/confidence.py)."""
     depth = candidate_count(1)  # enough chunks to see AGREEMENT_DEPTH distinct documents
     disagree = False
-    if parsed.fts_expression is not None:  # a query FTS cannot search has no lexical evidence
+    if parsed.phrases:  # a query without a phrase has no lexical evidence
         legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
         disagree = legs_disagree(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]))
     scores = [s for _, s in candidates.vector]

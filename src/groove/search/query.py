@@ -43,20 +43,13 @@ Exclusion grammar (choices made here are marked *decision*):
   quotes are plain text), both here and in :func:`query_phrases`, which keeps
   the scan linear on ``"`` storms.
 
-Who enforces which exclusion (``ParsedQuery.exclusions`` holds all of them):
+Exclusions are enforced by the full-text index (``Store.fulltext_matching``):
+every chunk holding any exclusion is removed from the allowed set of *both*
+legs before their cut (docs/search.md, "Exclusions").
 
-* ``fts_exclusions`` (>= 3 code points) are in the FTS expression's ``NOT``
-  clause, over ``heading`` and ``content``, with trigram semantics.
-* ``short_exclusions`` (< 3 code points) cannot be matched by the trigram index
-  (FTS5 never matches a phrase shorter than a trigram), so the FTS expression
-  does not mention them.  The pipeline must drop
-  ``store.chunk_ids_containing(exclusions)`` from *both* legs: that substring
-  filter is the only enforcement for short exclusions on the FTS leg and for
-  every exclusion on the vector leg.
-
-U+0000 and lone surrogates are turned into spaces before parsing: FTS5 stops
-reading its query at NUL ("unterminated string") and SQLite cannot bind a lone
-surrogate, and neither can be a meaningful search term.
+U+0000 and lone surrogates are turned into spaces before parsing: neither can
+be a meaningful search term, and a lone surrogate cannot be encoded for the
+full-text engine at all.
 """
 
 from __future__ import annotations
@@ -66,16 +59,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from groove.store.fts5 import or_phrases
+from groove.fulltext.scripts import OTHER as _OTHER
+from groove.fulltext.scripts import SCRIPT_RANGES
 
 logger = logging.getLogger("groove.search.query")
 
 PHRASE_CAP = 32
-MIN_PHRASE_CHARS = 3  # the trigram floor: FTS5 trigram cannot match less
+MIN_PHRASE_CHARS = 3  # shorter fragments are joined to their neighbours (step 4)
 
 _UNREPRESENTABLE = re.compile("[\x00\ud800-\udfff]")
 
-_OTHER, _KANJI, _HIRAGANA, _KATAKANA = range(4)
 _ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -83,7 +76,7 @@ _ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 class ParsedQuery:
     """A query after exclusion removal and phrase splitting.
 
-    ``phrases`` is what FTS searches: :func:`query_phrases` of ``positive_text``,
+    ``phrases`` are the query's phrases: :func:`query_phrases` of ``positive_text``,
     or (step 6) the whole trimmed positive text when that yields nothing and it
     has at least 3 code points.  ``capped`` is true when the 32-phrase cap
     dropped phrases. ``whole_text_fallback`` is true when ``phrases`` is the
@@ -119,33 +112,17 @@ class ParsedQuery:
         return () if self.whole_text_fallback else self.phrases
 
     @property
-    def fts_exclusions(self) -> tuple[str, ...]:
-        """Exclusions the FTS ``NOT`` clause enforces (trigram-matchable)."""
-        return tuple(e for e in self.exclusions if len(e) >= MIN_PHRASE_CHARS)
+    def fulltext_phrases(self) -> tuple[str, ...]:
+        """What the full-text leg searches: ``phrases``, else a short (1-2 character) text.
 
-    @property
-    def short_exclusions(self) -> tuple[str, ...]:
-        """Exclusions only the substring filter can enforce, on both legs."""
-        return tuple(e for e in self.exclusions if len(e) < MIN_PHRASE_CHARS)
-
-    @property
-    def fts_expression(self) -> str | None:
-        """The FTS5 MATCH expression, or None when the search is vector-only.
-
-        ``"p1" OR "p2"``; with trigram-matchable exclusions,
-        ``("p1" OR "p2") NOT {heading content} : ("e1" OR "e2")``.
+        The full-text index matches words and CJK characters of any length,
+        so a query too short to make a phrase (``猫``, ``AI``) is still
+        searched as a whole; empty when it holds no letter or digit.
         """
-        if not self.phrases:
-            return None
-        positive = or_phrases(self.phrases)
-        excluded = self.fts_exclusion_expression
-        return f"({positive}) NOT {excluded}" if excluded else positive
-
-    @property
-    def fts_exclusion_expression(self) -> str | None:
-        """``{heading content} : ("e1" OR "e2")``: what the exclusions match, or None."""
-        excluded = self.fts_exclusions
-        return f"{{heading content}} : ({or_phrases(excluded)})" if excluded else None
+        if self.phrases:
+            return self.phrases
+        whole = self.positive_text.strip()
+        return (whole,) if any(c.isalnum() for c in whole) else ()
 
 
 def parse_query(raw: str) -> ParsedQuery:
@@ -326,18 +303,9 @@ def _is_word_char(c: str) -> bool:
 
 def _script(c: str) -> int:
     o = ord(c)
-    if 0x3041 <= o <= 0x309F:
-        return _HIRAGANA
-    if 0x30A0 <= o <= 0x30FF or 0x31F0 <= o <= 0x31FF or 0xFF66 <= o <= 0xFF9F:
-        return _KATAKANA  # includes the prolonged sound mark and half-width kana
-    if (
-        0x4E00 <= o <= 0x9FFF
-        or 0x3400 <= o <= 0x4DBF
-        or 0xF900 <= o <= 0xFAFF
-        or 0x20000 <= o <= 0x323AF
-        or o in (0x3005, 0x3006, 0x3007, 0x303B)  # 々 〆 〇 〻
-    ):
-        return _KANJI
+    for lo, hi, script in SCRIPT_RANGES:
+        if lo <= o <= hi:
+            return script
     return _OTHER
 
 

@@ -33,7 +33,7 @@ from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
 from groove.graph.params import GraphParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
-from groove.paths import check_rel_path, doc_uri
+from groove.paths import check_doc_path, check_rel_path, doc_uri, travel_problem
 from groove.search.request import SearchRequest, argument_errors, field_help
 from groove.server.state import ServerState
 
@@ -97,8 +97,9 @@ def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def servable(kb: "KnowledgeBase", rel_path: str) -> bool:
-    """A path the MCP surface offers: an enabled parser handles its extension."""
-    return _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
+    """A path the MCP surface offers: a name that can travel, with an extension an enabled
+    parser handles."""
+    return travel_problem(rel_path) is None and _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
 
 
 @functools.lru_cache(maxsize=256)
@@ -126,7 +127,7 @@ def _refusal_for(kb: "KnowledgeBase", rel_path: str) -> GrooveError | None:
 
 def read_document(kb: "KnowledgeBase", rel_path: str) -> "DocumentText":
     """kb.read_document behind the lexical gate, with the clearest refusal message."""
-    rel_path = check_rel_path(rel_path)
+    rel_path = check_doc_path(rel_path)
     if not servable(kb, rel_path):
         enabled = ", ".join(kb.config.parsers.enabled)
         raise PathRefused(

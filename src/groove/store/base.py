@@ -1,12 +1,14 @@
 """The storage interface: what the indexer writes and what search reads.
 
 One implementation today (:mod:`groove.store.sqlite`). The contract that
-matters most: :meth:`Store.write_document` replaces a document, its chunks,
-their full-text rows and embeddings in ONE transaction, so a crash at any
-moment leaves either the old or the new version of that document.
+matters most: :meth:`Store.write_document` replaces a document, its chunks
+and embeddings in ONE transaction, so a crash at any moment leaves either the
+old or the new version of that document. The full-text index is derived from
+those rows: it follows per batch (:meth:`Store.flush`) and is rebuilt when a
+crash left it behind (:mod:`groove.fulltext`).
 
-A document may be written *without* vectors (``vectors=None``): its rows and
-full-text rows exist at once and its chunks are "pending" until
+A document may be written *without* vectors (``vectors=None``): its rows
+exist at once (searchable by the full-text leg after the batch's commit) and its chunks are "pending" until
 :meth:`Store.write_vectors` fills them in. That is how a build becomes
 searchable before the model has embedded anything (docs/index-lifecycle.md).
 """
@@ -22,7 +24,7 @@ import numpy as np
 
 from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -209,28 +211,41 @@ class Store(ABC):
         """How many embeddings are stored."""
         return len(self.load_vectors()[0])
 
+    # --- the full-text index (derived, docs/indexing.md "Index files") -------------
     @abstractmethod
-    def fts_search(
-        self, expression: str, weights: tuple[float, float, float], limit: int | None = None
-    ) -> list[tuple[int, float]]:
-        """``[(chunk_id, bm25)]`` best first for an FTS5 MATCH expression.
+    def fulltext_search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """``[(chunk_id, score)]`` best first for chunks matching any phrase.
 
-        ``weights`` are (heading, context, content). bm25 is "lower is better"
-        as SQLite returns it. ``limit`` caps the rows returned (None: all). An
-        expression SQLite rejects raises GrooveError, never sqlite3.Error.
+        The score is "lower is better" (BM25 negated). Cost follows the
+        matches and ``limit``, not the number of chunks.
         """
 
-    def phrase_row_counts(self, phrases: Sequence[str]) -> dict[str, int]:
-        """Rows containing each phrase, where cheaply known; backends may return {}."""
-        return {}
-
-    def fts_match_ids(self, expression: str) -> set[int]:
-        """Chunk ids matching an FTS expression, without scoring (membership tests)."""
-        return {chunk_id for chunk_id, _ in self.fts_search(expression, (1.0, 1.0, 1.0))}
+    @abstractmethod
+    def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
+        """Every chunk whose heading, breadcrumb or text holds any term (exclusions)."""
 
     @abstractmethod
-    def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
-        """Chunks whose heading or content contains any term (case-insensitive substring)."""
+    def fulltext_current(self) -> bool:
+        """Whether the full-text index reflects every committed write (see ensure_fulltext)."""
+
+    @abstractmethod
+    def ensure_fulltext(self) -> bool:
+        """Rebuild the full-text index from the stored chunks if it is stale; True if rebuilt.
+
+        The caller must hold the writer lock.
+        """
+
+    @abstractmethod
+    def rebuild_fulltext(self) -> None:
+        """Rebuild the full-text index from the stored chunks (``index --force``)."""
+
+    @abstractmethod
+    def fulltext_findings(self) -> list[str]:
+        """A missing or stale full-text index, or one not holding every chunk (one line each)."""
+
+    @abstractmethod
+    def flush(self) -> None:
+        """Publish buffered derived-index changes (end of a write batch or run)."""
 
     @abstractmethod
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:

@@ -98,7 +98,8 @@ def open_fd(path: Path, flags: int, what: str, mode: int = 0o644) -> int:
             raise _refused(path, what, found)
         if flags & (os.O_WRONLY | os.O_RDWR) and info.st_nlink > 1:
             raise _refused(path, what, f"a file with {info.st_nlink} hard links")
-        os.set_blocking(fd, True)
+        if _NONBLOCK:  # (no O_NONBLOCK, e.g. Windows: it was never set)
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

@@ -15,14 +15,22 @@ one is removed after the swap. The old file is hard-linked aside first, so at no
 moment is there no file at the index path, and its ``-wal``/``-shm`` go aside
 with it *before* the swap: a stale write-ahead log beside the new file would
 otherwise be replayed into it.
+
+The derived full-text index directory (``<db>.fts``) follows its database
+through every step: built beside the fresh file, moved aside with the old one,
+removed with a discarded one. Its stamp matches only its own database, so a
+missed step shows as a stale full-text index that is rebuilt, never searched.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
+
+from groove.fulltext import fulltext_path
 
 log = logging.getLogger("groove.store.recovery")
 
@@ -43,6 +51,7 @@ def discard_rebuild(fresh: Path) -> None:
             Path(f"{fresh}{suffix}").unlink(missing_ok=True)
         except OSError as exc:
             log.warning("could not remove %s%s: %s", fresh, suffix, exc.strerror or exc)
+    shutil.rmtree(fulltext_path(fresh), ignore_errors=True)
 
 
 def _aside_path(db_path: Path, label: str) -> Path:
@@ -74,8 +83,19 @@ def swap_in(db_path: Path, fresh: Path, *, damaged: bool) -> Path | None:
     except OSError:  # no hard links here: a short moment without a file at db_path
         os.replace(db_path, aside)
     os.replace(fresh, db_path)
+    _move_fulltext(fulltext_path(db_path), fulltext_path(aside))
+    _move_fulltext(fulltext_path(fresh), fulltext_path(db_path))
     if damaged:
         log.warning("the damaged index was kept as %s; the rebuilt index is now %s", aside, db_path)
         return aside
     discard_rebuild(aside)
     return None
+
+
+def _move_fulltext(source: Path, target: Path) -> None:
+    """Rename a full-text index directory if it exists, replacing whatever is at ``target``."""
+    if not source.exists():
+        return
+    if target.exists():
+        shutil.rmtree(target, ignore_errors=True)
+    os.replace(source, target)

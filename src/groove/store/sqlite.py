@@ -1,17 +1,24 @@
 """The SQLite implementation of :class:`groove.store.base.Store`.
 
-One file holds everything: document rows, chunk rows, an FTS5 trigram index
-over (heading, context, content) and float32 embedding blobs. Design choices
-worth knowing before changing anything here:
+One file holds the truth: document rows, chunk rows and float32 embedding
+blobs. The full-text index is derived from it and lives beside it
+(:mod:`groove.fulltext`, ``<db>.fts/``); this store is its only writer. Design
+choices worth knowing before changing anything here:
 
 * The connection is in autocommit mode (``isolation_level=None``) and every
   write method runs one explicit ``BEGIN IMMEDIATE … COMMIT`` that also bumps
   the ``generation`` counter, so readers in other processes see either the old
   or the new state, never a mixture, and can tell that something changed.
-* ``chunks_fts`` is an *external content* FTS5 table over ``chunks`` kept in
-  sync by triggers. Triggers also fire for ``ON DELETE CASCADE``, so deleting
-  a document row is enough to drop its chunks, their FTS rows and (by a second
-  cascade) their embeddings, in the same transaction.
+* Deleting a document row drops its chunks and (by a second cascade) their
+  embeddings in the same transaction.
+* The full-text index follows each committed write: the changed documents'
+  chunks are queued to it after the SQLite commit and published per batch
+  (:meth:`SQLiteStore.flush`, or every :data:`FULLTEXT_BATCH_SECONDS`). Every
+  text-changing write bumps ``text_generation``; a full-text commit records
+  ``(fulltext_id, text_generation)`` as its stamp. A stamp that differs from
+  the database's (a crash between the two commits, a copied or replaced
+  file) means the full-text index is stale: :meth:`SQLiteStore.ensure_fulltext`
+  rebuilds it from the chunk rows.
 * Chunk ids use AUTOINCREMENT: an id is never reused after a re-index, so a
   cache or a client holding an old id can never get somebody else's chunk.
 * ``rename_document`` keeps chunk ``context`` (the breadcrumb) untouched even
@@ -34,6 +41,7 @@ import os
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +58,7 @@ from groove.errors import (
     NoIndexError,
     NotFound,
 )
+from groove.fulltext import FullTextIndex, Stamp, TextRow, fulltext_path, open_fulltext
 from groove.models import (
     CHUNK_POLICY,
     LEGACY_CHUNK_POLICY,
@@ -70,7 +79,6 @@ from groove.store.base import (
     build_finished,
 )
 from groove.store.files import check_regular
-from groove.store.fts5 import or_phrases
 from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
@@ -106,6 +114,32 @@ def _add_chunking_and_fields(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[2] = _add_chunking_and_fields
+
+
+def _drop_fts5(conn: sqlite3.Connection) -> None:
+    """Schema 5: the FTS5 trigram table gives way to the derived full-text index.
+
+    The full-text index is rebuilt from the chunk rows on first use (its
+    stamp cannot match the new ``fulltext_id``).
+    """
+    for trigger in ("chunks_ai", "chunks_ad", "chunks_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP TABLE IF EXISTS chunks_fts")
+    conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)",
+                     _fulltext_meta())
+
+
+MIGRATIONS[5] = _drop_fts5
+
+#: Queued full-text changes are published at least this often during a run.
+FULLTEXT_BATCH_SECONDS = 1.0
+#: ... or when this many documents are queued.
+FULLTEXT_BATCH_DOCUMENTS = 500
+
+
+def _fulltext_meta() -> list[tuple[str, str]]:
+    """A fresh full-text identity: a random id and text generation 0."""
+    return [("fulltext_id", uuid.uuid4().hex), ("text_generation", "0")]
 
 _FIX_FORCE = "run `groove index --force` to rebuild the index"
 
@@ -197,24 +231,6 @@ CREATE TABLE IF NOT EXISTS chunks (
     line_end    INTEGER,
     UNIQUE (doc_id, chunk_index)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    heading, context, content,
-    content='chunks', content_rowid='id', tokenize='trigram'
-);
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, heading, context, content)
-    VALUES (new.id, new.heading, new.context, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, heading, context, content)
-    VALUES ('delete', old.id, old.heading, old.context, old.content);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF heading, context, content ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, heading, context, content)
-    VALUES ('delete', old.id, old.heading, old.context, old.content);
-    INSERT INTO chunks_fts(rowid, heading, context, content)
-    VALUES (new.id, new.heading, new.context, new.content);
-END;
 CREATE TABLE IF NOT EXISTS embeddings (
     chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     vector   BLOB NOT NULL
@@ -360,7 +376,12 @@ class SQLiteStore(Store):
         self._conn = conn
         self._path = db_path
         self._lock = threading.RLock()
-        self._vocab_ready = False
+        self._fulltext: FullTextIndex | None = None
+        #: Documents queued to the full-text index since its last commit.
+        self._fulltext_queued = 0
+        self._fulltext_committed_at = time.monotonic()
+        #: True from this process's first text write until :meth:`flush`.
+        self._fulltext_writing = False
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -437,10 +458,15 @@ class SQLiteStore(Store):
                     ("schema_version", str(SCHEMA_VERSION)),
                     ("generation", "0"),
                     ("context_mode", "off"),
+                    *_fulltext_meta(),
                     ("chunk_policy", CHUNK_POLICY),
                 ],
             )
             _add_counters(self._conn)  # the same step an older file migrates through
+        fulltext = self._fulltext_index()  # a new database starts with an empty, current index
+        fulltext.delete_all()
+        fulltext.commit(self._db_stamp())
+        fulltext.release_writer()
 
     def _migrate(self) -> None:
         """Apply :data:`MIGRATIONS` in order up to the current SCHEMA_VERSION."""
@@ -519,12 +545,17 @@ class SQLiteStore(Store):
                         self._conn.execute("COMMIT")
 
     @contextmanager
-    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction that also bumps ``generation`` and records ``changed_at``."""
+    def _write(self, what: str, *, text: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction that also bumps ``generation`` and records ``changed_at``.
+
+        ``text``: the write changes chunk text, so ``text_generation`` is bumped
+        too (the full-text index must follow).
+        """
         with self._errors(what), self._transaction() as conn:
             yield conn
+            keys = "('generation', 'text_generation')" if text else "('generation')"
             conn.execute(
-                "UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                "UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN " + keys
             )
             conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('changed_at', ?)",
                          (repr(time.time()),))
@@ -608,7 +639,8 @@ class SQLiteStore(Store):
         With ``vectors=None`` the chunks are stored pending (no embeddings).
         """
         blobs = None if vectors is None else self._vector_blobs(doc.path, chunks, vectors)
-        with self._write(f"writing {doc.path}") as conn:
+        self._before_text_write()
+        with self._write(f"writing {doc.path}", text=True) as conn:
             row = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
             if row is None:
                 doc_id: int | None = conn.execute(
@@ -624,7 +656,12 @@ class SQLiteStore(Store):
             assert doc_id is not None  # sqlite3 sets lastrowid after an INSERT
             conn.execute("UPDATE documents SET chunking = ? WHERE id = ?", (doc.chunking, doc_id))
             self._replace_fields(conn, doc_id, doc.fields)
-            self._insert_chunks(conn, doc_id, chunks, blobs)
+            rows = self._insert_chunks(conn, doc_id, chunks, blobs)
+        with self._lock:
+            fulltext = self._fulltext_index()
+            fulltext.delete_document(doc_id)
+            fulltext.add(rows)
+            self._queued(1)
 
     def _vector_blobs(
         self, path: str, chunks: Sequence[Chunk], vectors: np.ndarray
@@ -647,7 +684,8 @@ class SQLiteStore(Store):
     def _insert_chunks(
         self, conn: sqlite3.Connection, doc_id: int, chunks: Sequence[Chunk],
         blobs: list[bytes] | None,
-    ) -> None:
+    ) -> list[TextRow]:
+        """Insert the chunks (and their vectors); return them as full-text rows."""
         conn.executemany(
             "INSERT INTO chunks(doc_id, chunk_index, heading, level, context, content,"
             " token_count, quality, ancestry, symbol_kind, scope, line_start, line_end)"
@@ -671,16 +709,17 @@ class SQLiteStore(Store):
                 for c in chunks
             ],
         )
-        if blobs is None:
-            return
         ids = conn.execute(
             "SELECT id FROM chunks WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)
         ).fetchall()
         order = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_index)
-        conn.executemany(
-            "INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)",
-            [(cid, blobs[i]) for (cid,), i in zip(ids, order, strict=True)],
-        )
+        if blobs is not None:
+            conn.executemany(
+                "INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)",
+                [(cid, blobs[i]) for (cid,), i in zip(ids, order, strict=True)],
+            )
+        return [TextRow(cid, doc_id, chunks[i].heading, chunks[i].context, chunks[i].content)
+                for (cid,), i in zip(ids, order, strict=True)]
 
     @staticmethod
     def _update_document(conn: sqlite3.Connection, doc_id: int, doc: DocumentRecord) -> None:
@@ -720,14 +759,21 @@ class SQLiteStore(Store):
         ``context`` too, see the module docstring). A document already stored
         at ``doc.path`` is replaced, in the same transaction.
         """
-        with self._write(f"renaming {old_path} to {doc.path}") as conn:
+        self._before_text_write()
+        replaced = None
+        with self._write(f"renaming {old_path} to {doc.path}", text=True) as conn:
             row = conn.execute("SELECT id FROM documents WHERE path = ?", (old_path,)).fetchone()
             if row is None:
                 raise NotFound(f"cannot rename {old_path}: it is not in the index")
             if doc.path != old_path:
-                conn.execute("DELETE FROM documents WHERE path = ?", (doc.path,))
+                replaced = conn.execute("DELETE FROM documents WHERE path = ? RETURNING id",
+                                        (doc.path,)).fetchone()
             self._update_document(conn, row[0], doc)
             self._replace_fields(conn, row[0], doc.fields)
+        with self._lock:
+            if replaced is not None:
+                self._fulltext_index().delete_document(replaced[0])
+            self._queued(1)
 
     @staticmethod
     def _replace_fields(conn: sqlite3.Connection, doc_id: int,
@@ -770,13 +816,23 @@ class SQLiteStore(Store):
 
     def delete_document(self, path: str) -> None:
         """Delete ``path`` and (by cascade) its chunks, FTS rows and embeddings; no-op if absent."""
-        with self._write(f"deleting {path}") as conn:
-            conn.execute("DELETE FROM documents WHERE path = ?", (path,))
+        self._before_text_write()
+        with self._write(f"deleting {path}", text=True) as conn:
+            gone = conn.execute("DELETE FROM documents WHERE path = ? RETURNING id",
+                                (path,)).fetchone()
+        with self._lock:
+            if gone is not None:
+                self._fulltext_index().delete_document(gone[0])
+            self._queued(1)
 
     def clear(self) -> None:
         """Remove every document; index_meta (model, dim, mode) is kept for the caller to reset."""
-        with self._write("clearing the index") as conn:
-            conn.execute("DELETE FROM documents")  # cascades to chunks, FTS rows, embeddings
+        self._before_text_write()
+        with self._write("clearing the index", text=True) as conn:
+            conn.execute("DELETE FROM documents")  # cascades to chunks and embeddings
+        with self._lock:
+            self._fulltext_index().delete_all()
+            self._queued(1)
 
     # --- reads -------------------------------------------------------------------
     def document_hashes(self) -> dict[str, str]:
@@ -934,91 +990,101 @@ class SQLiteStore(Store):
                 filled += 1
         return ids[:filled], matrix[:filled]
 
-    def fts_search(
-        self, expression: str, weights: tuple[float, float, float], limit: int | None = None
-    ) -> list[tuple[int, float]]:
-        """Run one FTS5 MATCH; ``limit`` (additive, optional) caps the rows returned."""
-        h, c, b = (float(w) for w in weights)
-        sql = (
-            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? ORDER BY 2, rowid"
-        )
-        params: tuple[Any, ...] = (h, c, b, expression)
-        if limit is not None:
-            sql += " LIMIT ?"
-            params += (int(limit),)
-        return self._match(sql, params, expression)
+    # --- the full-text index ---------------------------------------------------
+    def _fulltext_index(self) -> FullTextIndex:
+        if self._fulltext is None:
+            self._fulltext = open_fulltext(self._path)
+        return self._fulltext
 
-    def fts_match_ids(self, expression: str) -> set[int]:
-        """Rowids matching ``expression``, unscored and unsorted (cheap membership)."""
-        rows = self._match("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
-                           (expression,), expression)
-        return {r[0] for r in rows}
+    def _db_stamp(self) -> Stamp:
+        values = self._meta_values()
+        return Stamp(values.get("fulltext_id") or "", int(values.get("text_generation") or 0))
 
-    def phrase_row_counts(self, phrases: Sequence[str]) -> dict[str, int]:
-        """Rows containing each 3-character phrase (one trigram: one vocabulary lookup).
+    def _before_text_write(self) -> None:
+        """Before this process's first write since its last flush: rebuild a stale index.
 
-        Longer phrases are not counted (that would cost a full match). Used to
-        skip phrases so common that bm25 gives them no weight anyway.
+        Queuing changes onto a stale full-text index and then stamping it
+        current would hide the staleness for good.
         """
-        out: dict[str, int] = {}
+        if not self._fulltext_writing:
+            self.ensure_fulltext()
+            self._fulltext_writing = True
+
+    def _queued(self, documents: int) -> None:
+        """Count queued documents; publish the batch when it is big or old enough."""
+        self._fulltext_queued += documents
+        if (self._fulltext_queued >= FULLTEXT_BATCH_DOCUMENTS
+                or time.monotonic() - self._fulltext_committed_at >= FULLTEXT_BATCH_SECONDS):
+            self._commit_fulltext()
+
+    def _commit_fulltext(self) -> None:
+        with self._errors("reading the text generation"):
+            stamp = self._db_stamp()
+        self._fulltext_index().commit(stamp)
+        self._fulltext_queued = 0
+        self._fulltext_committed_at = time.monotonic()
+
+    def flush(self) -> None:
+        """Publish queued full-text changes and release the full-text writer."""
         with self._lock:
-            try:
-                if not self._vocab_ready:
-                    self._conn.execute(
-                        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_vocab"
-                        " USING fts5vocab(main, chunks_fts, 'row')")
-                    self._vocab_ready = True
-                for phrase in phrases:
-                    if len(phrase) == 3:
-                        row = self._conn.execute(
-                            "SELECT doc FROM temp.chunks_fts_vocab WHERE term = ?",
-                            (phrase.lower(),)).fetchone()
-                        out[phrase] = row[0] if row else 0
-            except sqlite3.Error as exc:
-                log.debug("phrase counts unavailable: %s", exc)
-        return out
+            if self._fulltext is None:
+                return
+            if self._fulltext_queued:
+                self._commit_fulltext()
+            self._fulltext.release_writer()
+            self._fulltext_writing = False
 
-    def _match(self, sql: str, params: tuple[Any, ...], expression: str) -> list[Any]:
+    def fulltext_current(self) -> bool:
+        """Whether the full-text index reflects the database (or this process is mid-batch)."""
         with self._lock:
-            try:
-                return self._conn.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                if not isinstance(exc, sqlite3.OperationalError) or is_corruption(exc):
-                    raise _sqlite_error(self._path, "full-text search", exc) from exc
-                raise InvalidArgument(
-                    f"full-text expression {expression[:200]!r} was rejected by SQLite: {exc}"
-                ) from exc
+            if self._fulltext_queued:
+                return True  # this process's own batch: published within a second
+            with self._errors("reading the text generation"):
+                stamp = self._db_stamp()
+            return self._fulltext_index().stamp() == stamp
 
-    def chunk_ids_containing(self, terms: Sequence[str]) -> set[int]:
-        """ASCII-case-insensitive substring match on heading or content.
+    def ensure_fulltext(self) -> bool:
+        """Rebuild the full-text index from the chunk rows when it is stale; True if rebuilt."""
+        with self._lock:
+            if self.fulltext_current():
+                return False
+            fulltext = self._fulltext_index()
+            log.warning("the full-text index %s is %s: rebuilding it from the database",
+                        fulltext.path, "missing" if fulltext.stamp() is None else "stale")
+            self.rebuild_fulltext()
+            return True
 
-        The exact test is SQLite's ``instr(lower(…))`` (``lower`` folds ASCII
-        only). Terms of three or more characters first narrow the candidates
-        through the trigram index (its Unicode case folding is a superset of
-        ASCII folding, so nothing is lost); shorter terms need a full scan.
-        """
-        wanted = [t for t in dict.fromkeys(terms) if t]
+    def rebuild_fulltext(self) -> None:
+        """Replace the full-text index's content with every chunk row, in one commit."""
+        with self._lock:
+            fulltext = self._fulltext_index()
+            fulltext.delete_all()
+            with self._errors("reading chunks for the full-text index"), self.read_snapshot():
+                stamp = self._db_stamp()
+                cursor = self._conn.execute(
+                    "SELECT id, doc_id, heading, context, content FROM chunks ORDER BY id")
+                while block := cursor.fetchmany(4096):
+                    fulltext.add([TextRow(*r) for r in block])
+            fulltext.commit(stamp)
+            self._fulltext_queued = 0
+            self._fulltext_committed_at = time.monotonic()
+            if not self._fulltext_writing:
+                fulltext.release_writer()
+
+    def fulltext_search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """``[(chunk_id, score)]`` best first; the score is BM25 negated (lower is better)."""
+        with self._lock:
+            hits = self._fulltext_index().search(phrases, limit)
+        # Equal scores in chunk-id order, so the leg's ranks are deterministic.
+        return sorted(((chunk_id, -score) for chunk_id, score in hits), key=lambda h: (h[1], h[0]))
+
+    def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
+        """Chunks whose text holds any term, per the full-text index's matching rules."""
+        wanted = [t for t in dict.fromkeys(terms) if t.strip()]
         if not wanted:
             return set()
-        indexed = [t for t in wanted if len(t) >= 3]
-        scanned = [t for t in wanted if len(t) < 3]
-        found: set[int] = set()
-        with self._errors("substring search"):
-            if indexed:
-                phrases = or_phrases(indexed)
-                sql = (
-                    "SELECT id FROM chunks WHERE id IN (SELECT rowid FROM chunks_fts"
-                    " WHERE chunks_fts MATCH ?1) AND (" + _instr_any(len(indexed), 2) + ")"
-                )
-                found.update(
-                    r[0]
-                    for r in self._conn.execute(sql, ("{heading content} : (" + phrases + ")", *indexed))
-                )
-            if scanned:
-                sql = "SELECT id FROM chunks WHERE " + _instr_any(len(scanned))
-                found.update(r[0] for r in self._conn.execute(sql, scanned))
-        return found
+        with self._lock:
+            return self._fulltext_index().matching(wanted)
 
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
@@ -1114,9 +1180,7 @@ class SQLiteStore(Store):
     def integrity_findings(self) -> list[str]:
         """Problems ``groove doctor`` reports; an empty list means the index is consistent.
 
-        Checks: SQLite's own quick_check, dangling foreign keys, every chunk has
-        exactly one FTS row (via the FTS5 ``docsize`` shadow table) and the FTS
-        index matches the chunk text, every chunk of a finished build has one
+        Checks: SQLite's own quick_check, dangling foreign keys, every chunk of a finished build has one
         embedding of the recorded dimension, and nothing is orphaned (chunks of
         an unfinished build waiting for their embedding are not a fault: see
         ``embedding_counts``). Each finding says what is wrong; the remedy
@@ -1130,10 +1194,6 @@ class SQLiteStore(Store):
                 findings.append(f"SQLite quick_check: {'; '.join(quick[:5])}")
             dim = self.meta().dim
             checks = [
-                ("chunk(s) without a full-text row",
-                 "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize)"),
-                ("full-text row(s) without a chunk",
-                 "SELECT count(*) FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks)"),
                 ("chunk(s) without an embedding",
                  "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT chunk_id FROM embeddings)"
                  if self._build_finished() else "SELECT 0"),
@@ -1163,18 +1223,43 @@ class SQLiteStore(Store):
                 if kept[key] != true:
                     findings.append(f"the index counter {key} says {kept[key]} but the rows "
                                     f"say {true}")
-            try:
-                conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
-            except sqlite3.DatabaseError as exc:
-                findings.append(f"full-text index does not match the chunk text ({exc})")
         return findings
+
+    def fulltext_findings(self) -> list[str]:
+        """A missing or stale full-text index, or one holding another number of chunks."""
+        if self._fulltext is None and not fulltext_path(self._path).is_dir():
+            return [f"the full-text index {fulltext_path(self._path)} is missing"]
+        if self._fulltext_queued:  # this process's own batch is not a finding: publish it
+            self._commit_fulltext()
+        fulltext = self._fulltext_index()
+        found = fulltext.stamp()
+        stamp = self._db_stamp()
+        if found is None:
+            return [f"the full-text index {fulltext.path} is missing or empty"]
+        if found != stamp:
+            what = ("was built from another database" if found.index_id != stamp.index_id
+                    else f"reflects text generation {found.generation}, the database is at "
+                         f"{stamp.generation}")
+            return [f"the full-text index {fulltext.path} is stale (it {what})"]
+        with self._errors("counting chunks"):
+            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        held = fulltext.count()
+        if held != chunks:
+            return [f"the full-text index {fulltext.path} holds {held} chunk(s), the database "
+                    f"{chunks}"]
+        return []
 
     def _build_finished(self) -> bool:
         return build_finished(self.meta())
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            try:
+                self.flush()
+                if self._fulltext is not None:
+                    self._fulltext.close()
+            finally:
+                self._conn.close()
 
 
 # --- row helpers -------------------------------------------------------------
@@ -1229,15 +1314,6 @@ def _opt_int(value: str | None) -> int | None:
 
 def _opt_float(value: str | None) -> float | None:
     return None if value is None else float(value)
-
-
-def _instr_any(n: int, first: int = 1) -> str:
-    """SQL true when heading or content contains any of ``n`` terms bound from ``?first`` on."""
-    one = (
-        "instr(lower(content), lower(?{i})) > 0"
-        " OR instr(lower(coalesce(heading, '')), lower(?{i})) > 0"
-    )
-    return " OR ".join(one.format(i=i) for i in range(first, first + n))
 
 
 def _split_script(script: str) -> list[str]:

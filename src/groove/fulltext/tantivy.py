@@ -1,0 +1,313 @@
+"""The full-text index on tantivy (the Rust search library, through its Python bindings).
+
+Why tantivy: its BM25 top-k search skips blocks that cannot enter the top k,
+so a query costs what its answer costs, where SQLite FTS5 scored every row
+matching any trigram (docs/scaling.md has the measurements).
+
+Fields (one tantivy document per chunk):
+
+* ``text``: heading twice, the breadcrumb, then the content, as separate
+  values of one field (a phrase never matches across two of them). Words are
+  runs of letters, digits, marks and ``_`` outside the CJK scripts,
+  lower-cased and stemmed (English Snowball): ``Running`` finds ``runs``. One
+  field with the heading twice ranked better on the dev set than three
+  weighted fields.
+* ``cjk``: every maximal run of kanji, hiragana and katakana
+  (:mod:`groove.fulltext.scripts`) as overlapping character bigrams with
+  positions, so a CJK phrase of two or more characters is a bigram *phrase*
+  query: a substring test, like the trigram index it replaces.
+* ``cjk1``: the same runs as single characters (no positions): what a
+  one-character CJK query (``猫``) matches.
+* ``chunk_id`` / ``doc_id``: integers to map hits back and to delete a
+  document's chunks. The chunk with id 0 (never a real chunk: SQLite ids start
+  at 1) carries the :class:`~groove.fulltext.base.Stamp` of the last commit.
+
+A query phrase is cut into CJK runs and the text between them; each piece
+must match (word, word phrase, bigram phrase or single character) and the
+phrases are ORed, scored by BM25.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import tantivy
+
+from groove.errors import CorruptIndexError, GrooveError
+from groove.fulltext.base import FullTextIndex, Stamp, TextRow
+from groove.fulltext.scripts import CJK_RUN, rust_cjk_class
+
+log = logging.getLogger("groove.fulltext")
+
+_WORDS = "groove_words"
+_SPACES = "groove_spaces"
+#: Letters, digits, marks and ``_``, minus the CJK scripts (those go to ``cjk``).
+_WORD_PATTERN = rf"[\p{{L}}\p{{N}}\p{{M}}_&&[^{rust_cjk_class()}]]+"
+#: Longer tokens (base64 blobs, hashes) are dropped from the index, as tantivy's default does.
+_MAX_TOKEN_CHARS = 40
+_STAMP_CHUNK = 0
+_WRITER_HEAP = 48_000_000
+
+
+def _word_analyzer() -> tantivy.TextAnalyzer:
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_WORD_PATTERN))
+            .filter(tantivy.Filter.remove_long(_MAX_TOKEN_CHARS))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stemmer("english"))
+            .build())
+
+
+def _space_analyzer() -> tantivy.TextAnalyzer:
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
+    builder.add_integer_field("doc_id", indexed=True)
+    builder.add_text_field("text", tokenizer_name=_WORDS, index_option="position")
+    builder.add_text_field("cjk", tokenizer_name=_SPACES, index_option="position")
+    builder.add_text_field("cjk1", tokenizer_name=_SPACES, index_option="freq")
+    builder.add_text_field("stamp", stored=True, tokenizer_name="raw")
+    return builder.build()
+
+
+def bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of a CJK run (a 1-character run has none)."""
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def _pieces(text: str) -> Iterator[tuple[bool, str]]:
+    """``(is_cjk, piece)`` in order: CJK runs and the text between them."""
+    pos = 0
+    for m in CJK_RUN.finditer(text):
+        if m.start() > pos:
+            yield False, text[pos:m.start()]
+        yield True, m.group()
+        pos = m.end()
+    if pos < len(text):
+        yield False, text[pos:]
+
+
+class TantivyIndex(FullTextIndex):
+    """A tantivy index in one directory; see the module docstring for the fields."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._schema = _schema()
+        self._words = _word_analyzer()
+        self._lock = threading.RLock()
+        self._writer: tantivy.IndexWriter | None = None
+        self._index = self._open()
+
+    # --- opening ---------------------------------------------------------------
+    def _open(self) -> tantivy.Index:
+        """Open the directory, creating it; an unreadable one is replaced by an empty index.
+
+        The directory is derived data: when tantivy cannot read it (damaged,
+        another format), it is moved aside and recreated empty; its missing
+        stamp then makes the store rebuild it from SQLite.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+        except (ValueError, OSError) as exc:
+            log.warning("the full-text index %s cannot be opened (%s): recreating it empty; "
+                        "it is rebuilt from the database", self.path, exc)
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
+        index.register_tokenizer(_WORDS, self._words)
+        index.register_tokenizer(_SPACES, _space_analyzer())
+        return index
+
+    # --- reads -------------------------------------------------------------------
+    def _searcher(self) -> tantivy.Searcher:
+        """A searcher on the newest commit (cheap when nothing changed)."""
+        self._index.reload()
+        return self._index.searcher()
+
+    def stamp(self) -> Stamp | None:
+        with self._lock:
+            try:
+                searcher = self._searcher()
+                hits = searcher.search(
+                    tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
+                if not hits:
+                    return None
+                values = searcher.doc(hits[0][1]).get_all("stamp")
+            except ValueError as exc:
+                log.warning("the full-text index %s cannot be read: %s", self.path, exc)
+                return None
+        return Stamp.decode(str(values[0])) if values else None
+
+    def count(self) -> int:
+        with self._lock:
+            searcher = self._searcher()
+            stamped = searcher.search(
+                tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
+            return int(searcher.num_docs) - len(stamped)
+
+    def search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """The best ``limit`` chunks; equal scores in chunk-id order, also at the cut.
+
+        tantivy breaks ties by its own document order, so when the last score
+        fetched ties with the one at the cut, more are fetched (doubling) until
+        the tie is whole; then the tie is ordered by chunk id and cut.
+        """
+        query = self._any_of(phrases)
+        if query is None or limit <= 0:
+            return []
+        fetch = limit
+        with self._lock:
+            searcher = self._searcher()
+            try:
+                while True:
+                    hits = searcher.search(query, fetch, count=False).hits
+                    if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0]:
+                        break
+                    fetch *= 2
+                ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
+            except ValueError as exc:
+                raise self._damaged(exc) from exc
+        ranked = sorted(((int(cid), float(score))  # type: ignore[arg-type]
+                         for (score, _), cid in zip(hits, ids, strict=True)),
+                        key=lambda hit: (-hit[1], hit[0]))
+        return ranked[:limit]
+
+    def _damaged(self, exc: BaseException) -> CorruptIndexError:
+        return CorruptIndexError(
+            f"the full-text index {self.path} cannot be read ({exc}); run `groove index --force` "
+            "to rebuild it from the database")
+
+    def matching(self, terms: Sequence[str]) -> set[int]:
+        """Every chunk holding any term: a count, then exactly that many unscored hits.
+
+        Both passes visit only the matching documents, so the cost follows the
+        excluded chunks, never the size of the index.
+        """
+        query = self._any_of(terms)
+        if query is None:
+            return set()
+        constant = tantivy.Query.const_score_query(query, 1.0)
+        with self._lock:
+            searcher = self._searcher()
+            try:
+                total = int(searcher.search(constant, 1, count=True).count or 0)  # type: ignore[attr-defined]
+                if not total:
+                    return set()
+                hits = searcher.search(constant, total, count=False).hits
+                ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
+            except ValueError as exc:
+                raise self._damaged(exc) from exc
+        return {int(v) for v in ids}  # type: ignore[arg-type]
+
+    # --- query compilation ---------------------------------------------------------
+    def _any_of(self, phrases: Sequence[str]) -> tantivy.Query | None:
+        """Chunks matching any phrase (SHOULD), or None when no phrase has a searchable piece."""
+        clauses = [q for q in (self._phrase(p) for p in phrases) if q is not None]
+        if not clauses:
+            return None
+        if len(clauses) == 1:
+            return clauses[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
+
+    def _phrase(self, phrase: str) -> tantivy.Query | None:
+        """Every piece of the phrase must match: words in order, CJK runs as substrings."""
+        parts: list[tantivy.Query] = []
+        for cjk, piece in _pieces(phrase):
+            if cjk:
+                parts.append(self._cjk(piece))
+            else:
+                words = self._words.analyze(piece)
+                if len(words) == 1:
+                    parts.append(tantivy.Query.term_query(self._schema, "text", words[0]))
+                elif words:
+                    parts.append(self._in_order("text", words))
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts])
+
+    def _cjk(self, run: str) -> tantivy.Query:
+        pairs = bigrams(run)
+        if not pairs:
+            return tantivy.Query.term_query(self._schema, "cjk1", run)
+        if len(pairs) == 1:
+            return tantivy.Query.term_query(self._schema, "cjk", pairs[0])
+        return self._in_order("cjk", pairs)
+
+    def _in_order(self, field: str, tokens: list[str]) -> tantivy.Query:
+        """A phrase query: the tokens at consecutive positions."""
+        words: list[str | tuple[int, str]] = list(tokens)
+        return tantivy.Query.phrase_query(self._schema, field, words)
+
+    # --- writes ----------------------------------------------------------------------
+    def _writing(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            try:
+                self._writer = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+            except ValueError as exc:
+                raise GrooveError(
+                    f"the full-text index {self.path} is locked by another writer ({exc}); "
+                    "only one groove process may index at a time") from exc
+        return self._writer
+
+    def add(self, rows: Sequence[TextRow]) -> None:
+        with self._lock:
+            writer = self._writing()
+            for row in rows:
+                writer.add_document(self._document(row))
+
+    @staticmethod
+    def _document(row: TextRow) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_integer("chunk_id", row.chunk_id)
+        doc.add_integer("doc_id", row.doc_id)
+        heading = row.heading or ""
+        for value in (heading, heading, row.context, row.content):
+            doc.add_text("text", value)
+            for run in CJK_RUN.findall(value):
+                pairs = bigrams(run)
+                if pairs:
+                    doc.add_text("cjk", " ".join(pairs))
+                doc.add_text("cjk1", " ".join(run))
+        return doc
+
+    def delete_document(self, doc_id: int) -> None:
+        with self._lock:
+            self._writing().delete_documents_by_term("doc_id", int(doc_id))
+
+    def delete_all(self) -> None:
+        with self._lock:
+            self._writing().delete_all_documents()
+
+    def commit(self, stamp: Stamp) -> None:
+        with self._lock:
+            writer = self._writing()
+            writer.delete_documents_by_term("chunk_id", _STAMP_CHUNK)
+            doc = tantivy.Document()
+            doc.add_integer("chunk_id", _STAMP_CHUNK)
+            doc.add_text("stamp", stamp.encode())
+            writer.add_document(doc)
+            try:
+                writer.commit()
+            except ValueError as exc:
+                raise CorruptIndexError(
+                    f"the full-text index {self.path} could not be written ({exc}); "
+                    "run `groove index --force` to rebuild it") from exc
+
+    def release_writer(self) -> None:
+        with self._lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.rollback()  # nothing uncommitted should remain; never publish half a batch
+            writer.wait_merging_threads()
+
+    def close(self) -> None:
+        self.release_writer()
