@@ -70,7 +70,7 @@ def main() -> None:
         summary = kb.index()
         missing = missing_targets(kb)
         fused = run_eval(kb, record_history=False).metrics
-        with mock.patch("groove.search.candidates.fts_leg", return_value=[]):
+        with mock.patch("groove.search.candidates.fulltext_leg", return_value=[]):
             vector = run_eval(kb, record_history=False).metrics
         with mock.patch("groove.search.candidates.vector_leg", return_value=[]):
             full_text = run_eval(kb, record_history=False).metrics
