@@ -1075,8 +1075,7 @@ class SQLiteStore(Store):
         """``[(chunk_id, score)]`` best first; the score is BM25 negated (lower is better)."""
         with self._lock:
             hits = self._fulltext_index().search(phrases, limit)
-        # Equal scores in chunk-id order, so the leg's ranks are deterministic.
-        return sorted(((chunk_id, -score) for chunk_id, score in hits), key=lambda h: (h[1], h[0]))
+        return [(chunk_id, -score) for chunk_id, score in hits]  # same order, lower is better
 
     def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
         """Chunks whose text holds any term, per the full-text index's matching rules."""
