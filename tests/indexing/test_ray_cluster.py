@@ -24,13 +24,12 @@ from groove.kb import KnowledgeBase
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
-DOCS = {
-    f"notes/n{i:02}.md": f"# Note {i}\n\n## Part A\n\nThe connection pool number {i} handles "
-    f"concurrent writes and retries.\n\n## Part B\n\nキャッシュ層 {i} の設定と監視の手順。\n"
-    for i in range(12)
+#: 96 notes of two sections: 192 chunks, three embedding batches.
+MANY = {
+    f"runbooks/r{i:03}.md": f"# Runbook {i}\n\n## Symptoms\n\nQueue {i % 12} backs up when the "
+    f"consumer restarts during a deploy.\n\n## 対処\n\nワーカー {i % 12} を再起動し、遅延を確認する。\n"
+    for i in range(96)
 }
-#: Enough chunks for several batches (the node is removed after the first).
-MANY = {f"more/m{i:03}.md": text for i, text in enumerate(list(DOCS.values()) * 8)}
 
 
 @pytest.fixture(scope="module")

@@ -63,7 +63,7 @@ def test_lists_six_tools_without_unions_four_prompts_and_topic_groups(http_serve
                            "date_to", "min_confidence_ratio", "mmr", "mmr_lambda",
                            "mmr_same_doc_penalty", "parent_retriever", "fusion",
                            "fusion_vector_weight", "max_chunks_per_document", "all_language_spans",
-                           "fields", "fields_not"}
+                           "fields", "fields_not", "languages", "symbol_kind"}
     graph = next(t for t in tools if t.name == "get_connection_graph").input_schema["properties"]
     assert graph["depth"]["maximum"] == 3 and graph["fan_out"]["maximum"] == 20
     assert set(graph["seed_strategy"]["enum"]) == {"all_chunks", "all-chunks", "centroid"}

@@ -272,6 +272,15 @@ class EmbedderConfig(_Section):
     passage_prefix: str = Field("", description='a string put before each passage, e.g. "passage: "')
     max_input_tokens: int = Field(
         512, ge=16, le=1_000_000, description="an integer in 16..1000000")
+    query_model: str | None = Field(
+        None, description="a model name for queries when it differs from the one that embeds "
+                          "documents (unset: the same model)")
+    send_dimensions: bool = Field(
+        True, description="true or false (send `dimensions` in each request when it is set)")
+    max_input_chars: int | None = Field(
+        None, ge=1, le=10_000_000,
+        description="an integer in 1..10000000: each input is cut to this many characters "
+                    "before it is sent (unset: not cut)")
 
     @field_validator("url")
     @classmethod
