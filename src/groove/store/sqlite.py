@@ -793,6 +793,12 @@ class SQLiteStore(Store):
                 if row is not None:
                     self._replace_fields(conn, row[0], fields)
 
+    def document_path(self, doc_id: int) -> str | None:
+        with self._errors("reading documents"):
+            row = self._conn.execute("SELECT path FROM documents WHERE id = ?",
+                                     (doc_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def field_row_count(self) -> int:
         return self._counters()["count_field_values"]
 
