@@ -127,9 +127,15 @@ class TantivyIndex(FullTextIndex):
 
     # --- reads -------------------------------------------------------------------
     def _searcher(self) -> tantivy.Searcher:
-        """A searcher on the newest commit (cheap when nothing changed)."""
-        self._index.reload()
+        """A searcher on the commit last loaded (see :meth:`refresh`)."""
         return self._index.searcher()
+
+    def refresh(self) -> None:
+        with self._lock:
+            try:
+                self._index.reload()
+            except ValueError as exc:
+                raise self._damaged(exc) from exc
 
     def stamp(self) -> Stamp | None:
         with self._lock:
@@ -297,6 +303,7 @@ class TantivyIndex(FullTextIndex):
             writer.add_document(doc)
             try:
                 writer.commit()
+                self._index.reload()  # this process searches what it just committed
             except ValueError as exc:
                 raise CorruptIndexError(
                     f"the full-text index {self.path} could not be written ({exc}); "
