@@ -60,7 +60,7 @@ from groove.indexing import chunking  # noqa: E402
 from groove.kb import KnowledgeBase  # noqa: E402
 from groove.search.request import SearchRequest  # noqa: E402
 
-#: Row marker: low_confidence from leg agreement alone (the rule before issue 17).
+#: Row marker: low_confidence from leg agreement alone (the rule before the lift and top gap).
 AGREEMENT_RULE = AGREEMENT_RULE_KEY = "_agreement_only_low_confidence"
 
 COLUMNS = (("recall@1", "recall@1"), ("mrr", "MRR"), ("ndcg@5", "nDCG@5"),
@@ -223,7 +223,7 @@ def rows(defaults: dict[str, Any], old_confidence: dict[str, Any], new_confidenc
 
 def language_rows(defaults: dict[str, Any]
                   ) -> list[tuple[str, bool, bool, dict[str, Any], dict[str, Any]]]:
-    """Issue 17: the cross-language, diversity and answerability changes, alone and together."""
+    """The cross-language, diversity and answerability changes, alone and together."""
     offset, imputation = defaults["cross_language_offset"], defaults["cross_language_imputation"]
     margin = defaults["document_margin"]
     before = BEFORE_LANGUAGE
@@ -263,7 +263,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--rows", choices=("language", "quality"), default="language",
-                        help="language: the cross-language/diversity/answerability rows (issue 17); "
+                        help="language: the cross-language/diversity/answerability rows; "
                              "quality: the earlier contextual/folding/fusion/cap rows")
     args = parser.parse_args()
     from groove.config.model import FusionConfig, SearchConfig

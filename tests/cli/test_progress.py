@@ -19,6 +19,8 @@ def test_an_embedding_line_says_documents_tokens_rate_and_eta():
                              "ETA 13 min 20 s")
     assert embed_line(EmbedProgress(documents_total=3, tokens_total=900)).endswith(
         "ETA after the first batch")
+    mid_batch = p.started + p.elapsed_s + 30.0  # 30 s into the next batch
+    assert embed_line(p, now=mid_batch).endswith("150 tokens/s, ETA 12 min 50 s")
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(None, "unknown"), (0.4, "0 s"), (59.6, "1 min 00 s"),

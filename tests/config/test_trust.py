@@ -32,6 +32,7 @@ UNTRUSTED_MAY_SET = {
     "transport.http.keepalive_timeout_s",
     "embedder.dimensions", "embedder.batch_size", "embedder.timeout_s", "embedder.max_retries",
     "embedder.input_type", "embedder.query_prefix", "embedder.passage_prefix",
+    "embedder.query_model", "embedder.send_dimensions", "embedder.max_input_chars",
     "embedder.max_input_tokens",
     "index.ray_actors",
     "search.min_confidence_ratio", "search.max_chunks_per_document",

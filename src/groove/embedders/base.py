@@ -36,6 +36,13 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one search query; returns shape ``(dim,)`` float32, L2-normalised."""
 
+    def probe(self) -> None:  # noqa: B027  (a model in this process has nothing to check)
+        """Raise what indexing would raise, before a forced rebuild changes anything.
+
+        A remote embedder sends one fixed text (never knowledge-base text);
+        a model that runs in this process is already loaded, so this does nothing.
+        """
+
     def token_count(self, text: str) -> int:
         """Tokens the model would see; backends without a tokenizer use ``len/4``."""
         return max(1, len(text) // 4)

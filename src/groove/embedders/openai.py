@@ -16,6 +16,9 @@ The rules:
   ``max_retries`` times with exponential backoff (0.5 s, 1 s, 2 s … capped at
   8 s; a ``Retry-After`` in seconds is honoured up to 30 s). Other 4xx are
   not retried.
+* **Rejected inputs.** HTTP 400, 413 and 422 refuse the input, not the
+  service: :class:`~groove.errors.InputRejected`, never retried (the
+  embedding pass then skips that document).
 * **Clear errors.** Unreachable, unauthorised (401/403), an unknown model
   (404), a malformed answer and a wrong dimension each raise
   :class:`~groove.errors.ModelLoadError` naming the URL and what to check.
@@ -34,7 +37,13 @@ The rules:
   its error cannot leak it).
 * **Identity.** ``model_id`` is the configured ``openai:<name>`` and ``source``
   the URL; the index records both, so pointing the same name at another server
-  is refused like a model change.
+  is refused like a model change. ``query_model`` names another model for
+  queries (one that embeds into the same space); it is not part of the identity.
+* **Long inputs** are cut to ``max_input_chars`` characters before they are
+  sent, when it is set; the stored chunk and the full-text index keep all of it.
+* **The probe.** :meth:`OpenAIEmbedder.probe` embeds one fixed text as a
+  document, through the same checks as indexing; a forced rebuild calls it
+  before it changes the index (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from groove.embedders.base import Embedder
-from groove.errors import ModelLoadError
+from groove.errors import InputRejected, ModelLoadError
 
 if TYPE_CHECKING:
     from groove.config.model import EmbedderConfig
@@ -61,6 +70,11 @@ PREFIX = "openai:"
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 30.0
+#: Answers that refuse the input itself (too long, malformed): not retried; the
+#: indexer skips the document (docs/scaling.md).
+REJECTED_STATUSES = (400, 413, 422)
+#: What the probe before a forced rebuild embeds (never knowledge-base text).
+PROBE_TEXT = "groove endpoint probe"
 #: The largest dimension accepted (``[embedder] dimensions`` has the same bound).
 MAX_DIM = 65_536
 #: JSON text one float may take in an answer (``-1.2345678901234567e-05,`` and spaces).
@@ -93,6 +107,7 @@ class OpenAIEmbedder(Embedder):
                 'e.g. url = "http://127.0.0.1:8080/v1"')
         self.model_id = model_id
         self.name = model_id[len(PREFIX):]
+        self.query_name = settings.query_model or self.name
         self.source = settings.url
         self.settings = settings
         self.max_input_tokens = settings.max_input_tokens
@@ -130,17 +145,23 @@ class OpenAIEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], query=True)[0]
 
+    def probe(self) -> None:
+        """One fixed text embedded as a document: raises what indexing would raise."""
+        self._embed([PROBE_TEXT], query=False)
+
     def close(self) -> None:
         self._http.close()
 
     # --- one request -----------------------------------------------------------------
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
         prefix = self.settings.query_prefix if query else self.settings.passage_prefix
-        body: dict[str, Any] = {"model": self.name, "input": [prefix + t for t in texts],
-                                "encoding_format": "float"}
+        cut = self.settings.max_input_chars
+        inputs = [(prefix + t)[:cut] if cut else prefix + t for t in texts]
+        body: dict[str, Any] = {"model": self.query_name if query else self.name,
+                                "input": inputs, "encoding_format": "float"}
         if self.settings.input_type:
             body["input_type"] = "query" if query else "passage"
-        if self.settings.dimensions is not None:
+        if self.settings.dimensions is not None and self.settings.send_dimensions:
             body["dimensions"] = self.settings.dimensions
         payload = self._post(body, body_limit(len(texts), self._dim))
         vectors = self._vectors(payload, len(texts))
@@ -174,6 +195,10 @@ class OpenAIEmbedder(Embedder):
                                          "the vectors asked for can take; check the model name "
                                          "and [embedder] dimensions")
                     return self._decode(raw, status)
+                if status in REJECTED_STATUSES:
+                    raise InputRejected(self._scrub(
+                        f"{self.source}: the embedding endpoint rejected the input "
+                        f"(HTTP {status})"), status)
                 if status not in (429,) and status < 500:
                     raise self._client_error(status, raw or b"")
                 failure = f"HTTP {status}"
@@ -272,10 +297,20 @@ def _read_capped(response: Any, limit: int) -> bytes | None:
 
 
 def _retry_after(value: str | None) -> float | None:
-    try:
-        return None if value is None else min(RETRY_AFTER_MAX_S, max(0.0, float(value)))
-    except ValueError:
+    """Seconds a ``Retry-After`` asks for (a number or an HTTP date), capped; None: unusable."""
+    if value is None:
         return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        import email.utils
+
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return min(RETRY_AFTER_MAX_S, max(0.0, seconds))
 
 
 def _error_message(raw: bytes) -> str:

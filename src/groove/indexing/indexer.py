@@ -81,6 +81,8 @@ class IndexSummary:
     elapsed_s: float = 0.0
     embed_s: float = 0.0
     tokens_per_s: float = 0.0
+    #: Documents whose input the embedding endpoint rejected (their vectors skipped).
+    rejected: int = 0
     #: Set when the folder had no indexable file: why, and what to change.
     note: str | None = None
 
@@ -136,6 +138,8 @@ class _Run:
     touched: dict[str, float] = field(default_factory=dict)
     #: Paths whose rows this run wrote (their declared fields are current).
     written: set[str] = field(default_factory=set)
+    #: Documents whose vectors this run's embedding pass wrote.
+    documents_embedded: int = 0
     #: The embedder's tokenizer, memoised for the run: chunking asks for the same
     #: text several times (fit test, stub test, the chunk's count), and one call
     #: costs about a microsecond per character, the bulk of the rows pass.
@@ -147,6 +151,20 @@ class _Run:
 
 def context_mode_name(enabled: bool) -> str:
     return "static" if enabled else "off"
+
+
+def probe_before_reset(embedder: Embedder) -> None:
+    """A forced rebuild may clear the index: first make sure the embedder answers.
+
+    A remote endpoint that refuses (a wrong key, down, a wrong dimension) is
+    found with one fixed text before anything is written, so ``--force`` and
+    ``rebuild_index {force}`` never leave an emptied index behind (docs/scaling.md).
+    """
+    try:
+        embedder.probe()
+    except GrooveError as exc:
+        raise GrooveError(f"the index was not modified: the embedding model did not answer the "
+                          f"probe a forced rebuild sends first: {exc}") from None
 
 
 def model_mismatch(meta: IndexMeta, model_id: str, model_url: str | None,
@@ -248,6 +266,8 @@ def _run_index(
     else:
         store.ensure_fulltext()
     embedder = embedder_factory()
+    if force:
+        probe_before_reset(embedder)
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
                               embedder_url=embedder.source)
@@ -296,6 +316,12 @@ def _run_index(
         store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
     run.summary.elapsed_s = time.perf_counter() - started
     run.reporter.finish(run.summary)
+    if run.summary.rejected and not run.documents_embedded:
+        raise GrooveError(
+            f"the embedding endpoint rejected the input of every document this run sent "
+            f"({run.summary.rejected}) and embedded none: that points at the configuration "
+            "(model, [embedder] url, max_input_chars) rather than at the files; the rest of "
+            "the run finished (deleted and renamed files are recorded)")
     return run.summary
 
 
@@ -354,6 +380,8 @@ def _embed_pending(run: _Run, executor_factory: ExecutorFactory) -> None:
         write_lock=run.write_lock,
     )
     run.summary.chunks_embedded = progress.chunks_done
+    run.summary.rejected = progress.documents_rejected
+    run.documents_embedded = progress.documents_done
     run.summary.tokens_embedded = progress.tokens_done
     run.summary.embed_s = progress.elapsed_s
     run.summary.tokens_per_s = round(progress.tokens_per_s, 1)

@@ -271,6 +271,10 @@ class Store(ABC):
     @abstractmethod
     def stats(self) -> StoreStats: ...
 
+    def document_path(self, doc_id: int) -> str | None:
+        """The path of one document by id (None: gone)."""
+        return None
+
     def field_row_count(self) -> int:
         """How many declared-field values the index holds (``groove status``)."""
         return 0
