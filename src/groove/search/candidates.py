@@ -134,7 +134,7 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
     phrases = parsed.fulltext_phrases
     if not phrases or not len(allowed):
         return []
-    share = float(allowed.mean())
+    share = np.count_nonzero(allowed) / len(allowed)
     if share <= 0.0:
         return []
     fetch = max(n, int(np.ceil(n / share)))
