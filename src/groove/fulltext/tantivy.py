@@ -109,18 +109,25 @@ class TantivyIndex(FullTextIndex):
         """Open the directory, creating it; an unreadable one is replaced by an empty index.
 
         The directory is derived data: when tantivy cannot read it (damaged,
-        another format), it is moved aside and recreated empty; its missing
-        stamp then makes the store rebuild it from SQLite.
+        another format), it is removed and recreated empty; its missing stamp
+        then makes the store rebuild it from SQLite. A directory groove may not
+        create or write is a one-line error naming it.
         """
-        self.path.mkdir(parents=True, exist_ok=True)
         try:
-            index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-        except (ValueError, OSError) as exc:
-            log.warning("the full-text index %s cannot be opened (%s): recreating it empty; "
-                        "it is rebuilt from the database", self.path, exc)
-            shutil.rmtree(self.path, ignore_errors=True)
             self.path.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
+            try:
+                index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+            except ValueError as exc:
+                log.warning("the full-text index %s cannot be opened (%s): recreating it empty; "
+                            "it is rebuilt from the database", self.path, exc)
+                shutil.rmtree(self.path, ignore_errors=True)
+                self.path.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
+        except (OSError, ValueError) as exc:
+            raise GrooveError(
+                f"cannot open the full-text index {self.path} ({exc}): groove keeps it beside "
+                "the index file and needs to write there; fix the permissions or set db_path "
+                "to a writable place") from exc
         index.register_tokenizer(_WORDS, self._words)
         index.register_tokenizer(_SPACES, _space_analyzer())
         return index
