@@ -113,3 +113,30 @@ def test_the_other_script_pool_joins_above_the_ordinary_floor_only(corpus_factor
     joined = set(leg) - set(plain)
     assert joined and all(leg[c] >= floor for c in joined)
     assert len(leg) <= 4
+
+
+# --- the full-text leg under a filter ------------------------------------------------------
+
+
+def test_full_text_leg_under_a_narrow_filter_is_the_exact_filtered_top_n(fixed):
+    """The engine cannot see the filter mask: the leg fetches deeper until it has n allowed."""
+    from groove.search.candidates import fulltext_leg
+    from groove.search.query import parse_query
+    from groove.search.vectors import VectorIndex
+
+    for d in range(12):  # 120 chunks that say "kayak" often, outside the filter
+        fixed.add(f"loud/{d}.md", [Sec(f"kayak kayak kayak trip {d} {j}", vector=unit((0, 1.0)))
+                                   for j in range(10)])
+    quiet = fixed.add("quiet.md", [Sec(f"a long note that mentions a kayak once, part {j}, "
+                                       "among many other words about rivers and weather",
+                                       vector=unit((1, 1.0))) for j in range(6)])
+    vectors = VectorIndex(fixed.store)
+    vectors.refresh()
+    allowed = np.isin(vectors.ids, quiet)
+    parsed = parse_query("kayak")
+    everything = fixed.store.fulltext_search(parsed.fulltext_phrases, 1000)
+    expected = [row for row in everything if row[0] in set(quiet)][:4]
+    assert [c for c, _ in expected] and set(c for c, _ in expected) <= set(quiet)
+    assert fulltext_leg(fixed.store, vectors, parsed, allowed, 4) == expected
+    assert fulltext_leg(fixed.store, vectors, parsed, allowed, 50) == [
+        row for row in everything if row[0] in set(quiet)]

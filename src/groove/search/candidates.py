@@ -122,19 +122,32 @@ _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query
 
 def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
                  allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
-    """The best ``n`` allowed chunks by BM25 (score lower is better), best first."""
+    """The best ``n`` allowed chunks by BM25 (score lower is better), best first.
+
+    Filters are a mask the engine does not see, so it is asked for more than
+    ``n`` hits — ``n`` divided by the share of allowed chunks, then four times
+    as many each round — until ``n`` of them are allowed or the matches run
+    out. The top ``n`` allowed among the first hits are the top ``n`` allowed
+    overall, so this is exact; its cost follows the matches fetched, not the
+    number of chunks the filter hides.
+    """
     phrases = parsed.fulltext_phrases
     if not phrases or not len(allowed):
         return []
-    # Only disallowed rows can push allowed ones past position N, so asking
-    # for N + (#disallowed) rows is exact and lets the engine stop early.
-    disallowed = len(allowed) - int(allowed.sum())
-    rows = store.fulltext_search(phrases, n + disallowed)
-    if not rows:
+    share = np.count_nonzero(allowed) / len(allowed)
+    if share <= 0.0:
         return []
-    pos = vectors.positions([chunk_id for chunk_id, _ in rows])
-    keep = (pos >= 0) & allowed[np.maximum(pos, 0)]
-    return [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok][:n]
+    fetch = max(n, int(np.ceil(n / share)))
+    while True:
+        rows = store.fulltext_search(phrases, fetch)
+        if not rows:
+            return []
+        pos = vectors.positions([chunk_id for chunk_id, _ in rows])
+        keep = (pos >= 0) & allowed[np.maximum(pos, 0)]
+        kept = [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok]
+        if len(kept) >= n or len(rows) < fetch or fetch >= len(allowed):
+            return kept[:n]
+        fetch *= 4
 
 
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,

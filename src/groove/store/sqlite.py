@@ -382,6 +382,8 @@ class SQLiteStore(Store):
         self._fulltext_committed_at = time.monotonic()
         #: True from this process's first text write until :meth:`flush`.
         self._fulltext_writing = False
+        #: The stamp of the full-text commit loaded here (None: not looked at yet).
+        self._fulltext_seen: Stamp | None = None
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -1008,8 +1010,25 @@ class SQLiteStore(Store):
         return self._fulltext
 
     def _db_stamp(self) -> Stamp:
-        values = self._meta_values()
+        values = dict(self._conn.execute(
+            "SELECT key, value FROM index_meta WHERE key IN ('fulltext_id', 'text_generation')"
+        ).fetchall())
         return Stamp(values.get("fulltext_id") or "", int(values.get("text_generation") or 0))
+
+    def _loaded_fulltext(self) -> tuple[FullTextIndex, bool]:
+        """The full-text index and whether it reflects the database.
+
+        It is reloaded only when the commit it holds does not carry the
+        database's stamp (another process committed since, or it is stale):
+        a search on an unchanged index costs one small SELECT, no reload.
+        """
+        fulltext = self._fulltext_index()
+        with self._errors("reading the text generation"):
+            stamp = self._db_stamp()
+        if self._fulltext_seen != stamp:
+            fulltext.refresh()
+            self._fulltext_seen = fulltext.stamp()
+        return fulltext, self._fulltext_seen == stamp
 
     def _before_text_write(self) -> None:
         """Before this process's first write since its last flush: rebuild a stale index.
@@ -1032,6 +1051,7 @@ class SQLiteStore(Store):
         with self._errors("reading the text generation"):
             stamp = self._db_stamp()
         self._fulltext_index().commit(stamp)
+        self._fulltext_seen = stamp
         self._fulltext_queued = 0
         self._fulltext_committed_at = time.monotonic()
 
@@ -1050,9 +1070,7 @@ class SQLiteStore(Store):
         with self._lock:
             if self._fulltext_queued:
                 return True  # this process's own batch: published within a second
-            with self._errors("reading the text generation"):
-                stamp = self._db_stamp()
-            return self._fulltext_index().stamp() == stamp
+            return self._loaded_fulltext()[1]
 
     def ensure_fulltext(self) -> bool:
         """Rebuild the full-text index from the chunk rows when it is stale; True if rebuilt."""
@@ -1077,6 +1095,7 @@ class SQLiteStore(Store):
                 while block := cursor.fetchmany(4096):
                     fulltext.add([TextRow(*r) for r in block])
             fulltext.commit(stamp)
+            self._fulltext_seen = stamp
             self._fulltext_queued = 0
             self._fulltext_committed_at = time.monotonic()
             if not self._fulltext_writing:
@@ -1085,9 +1104,8 @@ class SQLiteStore(Store):
     def fulltext_search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """``[(chunk_id, score)]`` best first; the score is BM25 negated (lower is better)."""
         with self._lock:
-            hits = self._fulltext_index().search(phrases, limit)
-        # Equal scores in chunk-id order, so the leg's ranks are deterministic.
-        return sorted(((chunk_id, -score) for chunk_id, score in hits), key=lambda h: (h[1], h[0]))
+            hits = self._loaded_fulltext()[0].search(phrases, limit)
+        return [(chunk_id, -score) for chunk_id, score in hits]  # same order, lower is better
 
     def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
         """Chunks whose text holds any term, per the full-text index's matching rules."""
@@ -1095,7 +1113,7 @@ class SQLiteStore(Store):
         if not wanted:
             return set()
         with self._lock:
-            return self._fulltext_index().matching(wanted)
+            return self._loaded_fulltext()[0].matching(wanted)
 
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
@@ -1243,6 +1261,7 @@ class SQLiteStore(Store):
         if self._fulltext_queued:  # this process's own batch is not a finding: publish it
             self._commit_fulltext()
         fulltext = self._fulltext_index()
+        fulltext.refresh()
         found = fulltext.stamp()
         stamp = self._db_stamp()
         if found is None:
