@@ -244,3 +244,52 @@ def test_an_index_from_before_the_heading_rule_rereads_unchanged_docx_once(tmp_p
     again = index()
     assert (again["updated"], again["unchanged"]) == (1, 1)  # the docx only
     assert index()["unchanged"] == 2  # once
+
+
+def _japanese_named_docx() -> bytes:
+    """Heading styles whose stored names are Japanese (``見出し 1``, ``見出し２`` with a
+    full-width digit) under numbered IDs, and a custom style based on ``見出し２``."""
+    import io
+
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    styles = document.styles
+    for number, name in ((1, "見出し 1"), (2, "見出し２")):
+        style = styles[f"Heading {number}"]
+        style.style_id, style.name = str(number), name
+    step = styles.add_style("手順の題", WD_STYLE_TYPE.PARAGRAPH)
+    step.base_style = styles["見出し２"]
+    document.add_paragraph("防災計画", style=styles["見出し 1"])
+    document.add_paragraph("この計画は港の防災をまとめる。")
+    document.add_paragraph("避難経路", style=styles["見出し２"])
+    document.add_paragraph("高台の公園へ続く坂道を使って避難する。")
+    document.add_paragraph("備蓄品の点検", style="手順の題")
+    document.add_paragraph("毎月一日に非常食と飲料水の期限を確かめる。")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_japanese_heading_names_and_a_style_based_on_one_split_the_document(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    doc = DocxParser().parse(_japanese_named_docx(), "防災.docx")
+    assert [(s.heading, s.level, s.ancestry) for s in doc.sections] == [
+        ("防災計画", 1, ()), ("避難経路", 2, ("防災計画",)), ("備蓄品の点検", 2, ("防災計画",))]
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "防災.docx").write_bytes(_japanese_named_docx())
+    (tmp_path / "groove.toml").write_text(f'kb_path = "{kb}"\n[parsers]\nenabled = ["docx"]\n')
+    groove = [sys.executable, "-m", "groove"]
+    config = ["--config", str(tmp_path / "groove.toml")]
+    assert subprocess.run([*groove, "index", *config, "-q"], capture_output=True).returncode == 0
+    for query, heading in (("非常食と飲料水の期限", "備蓄品の点検"), ("高台の公園へ避難", "避難経路")):
+        found = subprocess.run([*groove, "search", query, *config, "--format", "json"],
+                               capture_output=True, text=True)
+        top = json.loads(found.stdout)["results"][0]
+        assert (top["path"], top["heading"], top["level"]) == ("防災.docx", heading, 2)

@@ -4,7 +4,8 @@ Sections start at heading paragraphs and carry the same ancestry as Markdown
 headings, so chunking and ``exclude_headings`` treat both alike. What makes a
 heading is the paragraph style's *name* in ``word/styles.xml``, not its ID:
 Word in a Japanese (or other) interface writes its built-in headings under
-the IDs ``1`` .. ``6`` and names them ``heading 1`` .. ``heading 6``. A style
+the IDs ``1`` .. ``6`` and names them ``heading 1`` .. ``heading 6``; other
+writers store the Japanese name ``見出し 1`` itself, which counts the same. A style
 that is not named so is a heading when the ``w:basedOn`` chain reaches one
 (at most :data:`MAX_BASED_ON` styles, a cycle ends the walk), unless a style
 on the way sets outline level 9 ("body text"), which cancels it. An outline
@@ -22,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,9 @@ from groove.models import ParsedDocument, Section
 from groove.parsers._zipguard import guard_zip
 from groove.parsers.base import ParseError, Parser, path_category_topic, title_from_filename
 
-_HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+#: A heading style's name: the built-in English name Word stores whatever its interface
+#: language (``heading 1``), or the Japanese name other writers store (``見出し 1``).
+_HEADING_STYLE = re.compile(r"^(?:heading|見出し)\s*([1-9])$", re.IGNORECASE)
 #: How many styles of a ``w:basedOn`` chain are walked looking for a heading.
 MAX_BASED_ON = 16
 _BODY_OUTLINE_LEVEL = "9"
@@ -148,7 +152,10 @@ def _style_table(document: Any) -> dict[str, Any]:
 
 
 def _level_of(name: str | None) -> int | None:
-    match = _HEADING_STYLE.match((name or "").strip())
+    """The level a style name or ID spells (``heading 2``, ``Heading2``, ``見出し２``), else None.
+
+    NFKC folds the full-width digits and spaces a Japanese name may be typed with."""
+    match = _HEADING_STYLE.match(unicodedata.normalize("NFKC", name or "").strip())
     return int(match.group(1)) if match else None
 
 
