@@ -217,6 +217,35 @@ def test_a_japanese_word_document_is_searched_by_its_headings_from_the_command_l
     assert "これは見出しではない" in hits[0]["content"]
 
 
+def test_an_index_from_before_the_heading_rule_rereads_unchanged_docx_once(tmp_path):
+    """The new heading rule reaches a .docx that did not change: re-read once, then recorded."""
+    import json
+    import sqlite3
+    import subprocess
+    import sys
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "台風.docx").write_bytes(_japanese_word_docx())
+    (kb / "note.md").write_text("# Note\n\nA note about the harbour.\n")
+    (tmp_path / "groove.toml").write_text(
+        f'kb_path = "{kb}"\n[parsers]\nenabled = ["md", "docx"]\n')
+    groove = [sys.executable, "-m", "groove", "index", "--config",
+              str(tmp_path / "groove.toml"), "--json"]
+
+    def index() -> dict:
+        done = subprocess.run(groove, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert index()["indexed"] == 2
+    with sqlite3.connect(kb / ".groove.db") as conn:  # as an index built before the rule
+        conn.execute("DELETE FROM index_meta WHERE key = 'parser_policies'")
+    again = index()
+    assert (again["updated"], again["unchanged"]) == (1, 1)  # the docx only
+    assert index()["unchanged"] == 2  # once
+
+
 def _japanese_named_docx() -> bytes:
     """Heading styles whose stored names are Japanese (``見出し 1``, ``見出し２`` with a
     full-width digit) under numbered IDs, and a custom style based on ``見出し２``."""

@@ -48,6 +48,7 @@ class DocxParser(Parser):
     id = "docx"
     extensions = ("docx",)
     binary_format = True
+    policy = "headings-from-style-names"
 
     def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
         guard_zip(data, rel_path, "docx")
