@@ -293,3 +293,46 @@ def test_japanese_heading_names_and_a_style_based_on_one_split_the_document(tmp_
                                capture_output=True, text=True)
         top = json.loads(found.stdout)["results"][0]
         assert (top["path"], top["heading"], top["level"]) == ("防災.docx", heading, 2)
+
+
+def _docx_with_broken_styles() -> bytes:
+    """A document whose headings use the ``Heading1`` ID, with ``word/styles.xml`` cut in half."""
+    import io
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Harbour checklist", style="Heading 1")
+    document.add_paragraph("Lash the pontoons before the gale arrives.")
+    original = io.BytesIO()
+    document.save(original)
+    broken = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(original.getvalue())) as src, \
+            zipfile.ZipFile(broken, "w") as out:
+        for name in src.namelist():
+            body = src.read(name)
+            out.writestr(name, body[:len(body) // 2] if name == "word/styles.xml" else body)
+    return broken.getvalue()
+
+
+def test_a_broken_styles_part_costs_the_style_names_not_the_document(tmp_path):
+    """ADR-style rule: the document is indexed, its headings read by the style IDs' spelling,
+    and the run says so once."""
+    import json
+    import subprocess
+    import sys
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "harbour.docx").write_bytes(_docx_with_broken_styles())
+    (tmp_path / "groove.toml").write_text(f'kb_path = "{kb}"\n[parsers]\nenabled = ["docx"]\n')
+    groove = [sys.executable, "-m", "groove"]
+    config = ["--config", str(tmp_path / "groove.toml")]
+    done = subprocess.run([*groove, "index", *config], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("word/styles.xml is not well-formed") == 1
+    found = subprocess.run([*groove, "search", "lash the pontoons", *config, "--format", "json"],
+                           capture_output=True, text=True)
+    top = json.loads(found.stdout)["results"][0]
+    assert (top["path"], top["heading"], top["level"]) == ("harbour.docx", "Harbour checklist", 1)
