@@ -70,3 +70,27 @@ def test_ordinary_names_travel(segments):
         f"LPT{i}" for i in range(1, 10)}
     expected_bad = any(seg.upper() in reserved for seg in segments)
     assert (travel_problem(path) is not None) == expected_bad
+
+
+_SEGMENT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="/\\"), min_size=1,
+                   max_size=8)
+
+
+@given(st.lists(_SEGMENT, min_size=1, max_size=3), st.data())
+def test_a_forbidden_character_or_trailing_dot_anywhere_makes_a_name_refused(segments, data):
+    """Guarantee: one character from < > : " | ? * or below U+0020 in any segment, or a
+    segment ending in a dot or a space, refuses the whole path, at every gate that asks."""
+    from groove.paths import PathRefused, check_doc_path
+
+    where = data.draw(st.integers(0, len(segments) - 1))
+    spoil = data.draw(st.sampled_from([*'<>:"|?*', "\x00", "\x1f", "\t", "end.", "end "]))
+    segment = segments[where]
+    if spoil.startswith("end"):
+        segments[where] = segment + spoil[-1]
+    else:
+        at = data.draw(st.integers(0, len(segment)))
+        segments[where] = segment[:at] + spoil + segment[at:]
+    path = "/".join(segments)
+    assert travel_problem(path) is not None
+    with pytest.raises(PathRefused):
+        check_doc_path(path)

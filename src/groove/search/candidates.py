@@ -50,8 +50,11 @@ def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
     excluded = excluded_chunk_ids(store, parsed)
     if not excluded:
         return base_mask
-    hit = np.isin(vectors.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
-    return base_mask & ~hit
+    # Cost follows the excluded chunks (a lookup each), not the corpus.
+    rows = vectors.positions(np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+    allowed = base_mask.copy()
+    allowed[rows[rows >= 0]] = False
+    return allowed
 
 
 def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
@@ -82,15 +85,19 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
     chunk below the top; the leg holds at most ``2n`` chunks. Ties are broken
     by chunk id, as in :meth:`VectorIndex.top_n`.
     """
-    base = vector_leg(query_vec, vectors, allowed, n)
-    if offset <= 0.0 or not base:
+    if offset <= 0.0:
+        return vector_leg(query_vec, vectors, allowed, n)
+    # One pass over the matrix serves both masks (VectorIndex.top_n_each).
+    base, other_script = vectors.top_n_each(
+        query_vec, n, (allowed, allowed & vectors.script_mask(not query_cjk)))
+    if not base:
         return base
     floor = base[-1][1]
     ids = [chunk_id for chunk_id, _ in base]
     other = dict.fromkeys(c for c, same in zip(ids, vectors.in_script(ids, query_cjk), strict=True)
                           if not same)
     merged = {c: score + (offset if c in other else 0.0) for c, score in base}
-    for chunk_id, score in vectors.top_n(query_vec, n, allowed & vectors.script_mask(not query_cjk)):
+    for chunk_id, score in other_script:
         if score + offset >= floor:
             merged[chunk_id] = score + offset
     return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
