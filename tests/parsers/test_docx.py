@@ -156,7 +156,6 @@ def test_zip_that_is_not_a_word_document_is_refused():
 def _japanese_word_docx() -> bytes:
     """What Word in a Japanese interface writes: built-in headings under the IDs "1", "2"
     (named "heading 1", "heading 2"), plus custom styles with Japanese names."""
-    import io
 
     import docx
     from docx.enum.style import WD_STYLE_TYPE
@@ -174,12 +173,17 @@ def _japanese_word_docx() -> bytes:
     outline = OxmlElement("w:outlineLvl")
     outline.set(qn("w:val"), "9")
     note.element.get_or_add_pPr().append(outline)
-    document.add_paragraph("台風対策の手引き", style="章見出し")
-    document.add_paragraph("港の設備を点検する。")
-    document.add_paragraph("避泊地", style=styles["Heading 2"])
-    document.add_paragraph("台風の接近時は避泊地へ移動する。")
-    document.add_paragraph("これは見出しではない", style="注記見出し")
-    document.add_paragraph("本文の続き。")
+    return saved(document, [("台風対策の手引き", "章見出し"), ("港の設備を点検する。", None),
+                            ("避泊地", styles["Heading 2"]), ("台風の接近時は避泊地へ移動する。", None),
+                            ("これは見出しではない", "注記見出し"), ("本文の続き。", None)])
+
+
+def saved(document, paragraphs: list) -> bytes:
+    """``document`` with ``(text, style or None)`` paragraphs appended, as .docx bytes."""
+    import io
+
+    for text, style in paragraphs:
+        document.add_paragraph(text, style=style)
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
@@ -262,7 +266,6 @@ def test_an_index_from_before_the_heading_rule_rereads_unchanged_docx_once(tmp_p
 def _japanese_named_docx() -> bytes:
     """Heading styles whose stored names are Japanese (``見出し 1``, ``見出し２`` with a
     full-width digit) under numbered IDs, and a custom style based on ``見出し２``."""
-    import io
 
     import docx
     from docx.enum.style import WD_STYLE_TYPE
@@ -274,15 +277,9 @@ def _japanese_named_docx() -> bytes:
         style.style_id, style.name = str(number), name
     step = styles.add_style("手順の題", WD_STYLE_TYPE.PARAGRAPH)
     step.base_style = styles["見出し２"]
-    document.add_paragraph("防災計画", style=styles["見出し 1"])
-    document.add_paragraph("この計画は港の防災をまとめる。")
-    document.add_paragraph("避難経路", style=styles["見出し２"])
-    document.add_paragraph("高台の公園へ続く坂道を使って避難する。")
-    document.add_paragraph("備蓄品の点検", style="手順の題")
-    document.add_paragraph("毎月一日に非常食と飲料水の期限を確かめる。")
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
+    return saved(document, [("防災計画", styles["見出し 1"]), ("この計画は港の防災をまとめる。", None),
+                            ("避難経路", styles["見出し２"]), ("高台の公園へ続く坂道を使って避難する。", None),
+                            ("備蓄品の点検", "手順の題"), ("毎月一日に非常食と飲料水の期限を確かめる。", None)])
 
 
 def test_japanese_heading_names_and_a_style_based_on_one_split_the_document(tmp_path):
