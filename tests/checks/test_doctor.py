@@ -97,6 +97,7 @@ def test_a_missing_full_text_index_is_reported_and_groove_index_rebuilds_it(kb):
     [finding] = report.findings
     assert "missing" in finding.message and finding.fix.startswith("groove index --kb-path")
     assert not fulltext_path(kb.db_path).exists()  # doctor only reads
+    assert "[FAIL] full-text: 1 finding(s)" in report.render_text()
     kb.index()
     assert run_doctor(kb).findings == []
 

@@ -52,7 +52,7 @@ log = logging.getLogger("groove.checks.doctor")
 
 FIX_INDEX = "groove index"
 FIX_FORCE = "groove index --force"
-CHECKS = ("integrity", "servability", "metadata", "chunking", "fields", "grooveseek")
+CHECKS = ("integrity", "full-text", "servability", "metadata", "chunking", "fields", "grooveseek")
 
 
 @dataclass(frozen=True)

@@ -579,6 +579,7 @@ class SQLiteStore(Store):
             changed_at=_opt_float(values.get("changed_at")),
             model_url=values.get("model_url") or None,
             chunk_policy=values.get("chunk_policy"),
+            parser_policies=_opt_policies(values.get("parser_policies")),
             declared_fields=_opt_names(values.get("declared_fields")),
         )
 
@@ -593,6 +594,7 @@ class SQLiteStore(Store):
         model_url: str | None = None,
         chunk_policy: str | None = None,
         declared_fields: Sequence[str] | None = None,
+        parser_policies: dict[str, str] | None = None,
     ) -> None:
         """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
@@ -609,13 +611,16 @@ class SQLiteStore(Store):
             "build_state": build_state,
             "model_url": model_url,
             "chunk_policy": chunk_policy,
+            "parser_policies": None if parser_policies is None else json.dumps(
+                dict(sorted(parser_policies.items()))),
             "declared_fields": None if declared_fields is None else json.dumps(
                 sorted(set(declared_fields)), ensure_ascii=False),
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
             return
-        structural = any(k not in ("last_indexed", "build_state", "chunk_policy")
+        structural = any(k not in ("last_indexed", "build_state", "chunk_policy",
+                                   "parser_policies")
                          for k, _ in rows)
         with self._errors("writing index_meta"), self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", rows)
@@ -1327,6 +1332,10 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
 
 def _tags(raw: str | None) -> tuple[str, ...]:
     return tuple(json.loads(raw)) if raw else ()
+
+
+def _opt_policies(value: str | None) -> dict[str, str] | None:
+    return None if value is None else {str(k): str(v) for k, v in json.loads(value).items()}
 
 
 def _opt_names(value: str | None) -> tuple[str, ...] | None:
