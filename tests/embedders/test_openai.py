@@ -455,3 +455,32 @@ def test_a_document_the_endpoint_rejects_is_skipped_not_the_run(tmp_path):
         every = _groove("index", "--config", str(config), "--json", cwd=tmp_path)
         assert every.returncode != 0
         assert "rejected the input of every document this run sent" in every.stderr
+
+
+def test_mcp_rebuild_index_force_probes_first_and_leaves_the_index_alone(tmp_path):
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nConnection pool timeouts.\n")
+    with Scripted([]) as server:
+        config = tmp_path / "groove.toml"
+        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
+                          f'"{server.url}"\nmax_retries = 0\n')
+        assert _groove("index", "--config", str(config), "-q", cwd=tmp_path).returncode == 0
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "groove", "serve", "--config", str(config),
+                                          "--no-watch"], env=dict(os.environ))
+
+        async def go():
+            async with Client(params) as client:
+                server.answers = [(401, {}, {"error": {"message": "bad key"}})] * 3
+                return await client.call_tool("rebuild_index", {"force": True})
+
+        result = asyncio.run(go())
+        assert result.is_error and "the index was not modified" in result.content[0].text
+        status = json.loads(_groove("status", "--config", str(config), "--format", "json",
+                                    cwd=tmp_path).stdout)
+        assert (status["documents"], status["chunks"]) == (1, 1)

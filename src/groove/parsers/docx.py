@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import logging
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ MAX_BASED_ON = 16
 _BODY_OUTLINE_LEVEL = "9"
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _KEYWORD_SPLIT = re.compile(r"[,;]")
+log = logging.getLogger("groove.parsers.docx")
 
 
 class DocxParser(Parser):
@@ -53,7 +55,7 @@ class DocxParser(Parser):
         import docx
 
         try:
-            document = docx.Document(io.BytesIO(data))
+            document = _open(docx, data, rel_path)
             sections = _sections(document)
             core = core_fields(document.core_properties)
         except ParseError:
@@ -73,6 +75,49 @@ class DocxParser(Parser):
             topic=topic,
             binary_format=True,
         )
+
+
+#: An empty styles part, standing in for one that is not well-formed XML.
+_EMPTY_STYLES = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+                 b'<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"/>')
+_STYLES_PART = "word/styles.xml"
+
+
+def _open(docx: Any, data: bytes, rel_path: str) -> Any:
+    """The python-docx document; a ``word/styles.xml`` that is not well-formed costs only the
+    style table (every paragraph is then read by its style ID's spelling), with one warning,
+    never the document's place in the index. Only a failed open looks at the part again."""
+    try:
+        return docx.Document(io.BytesIO(data))
+    except Exception:
+        repaired = _without_broken_styles(data)
+        if repaired is None:
+            raise
+    log.warning("%s: word/styles.xml is not well-formed; its headings are read from the "
+                "style IDs' spelling (Heading1) instead of the style names", rel_path)
+    return docx.Document(io.BytesIO(repaired))
+
+
+def _without_broken_styles(data: bytes) -> bytes | None:
+    """``data`` with an empty styles part in place of one that does not parse, else None."""
+    import zipfile
+
+    from docx.oxml.parser import parse_xml  # python-docx's own parser: no entities, no network
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        if _STYLES_PART not in archive.namelist():
+            return None
+        try:
+            parse_xml(archive.read(_STYLES_PART))
+            return None  # the styles part is fine: the failure is elsewhere
+        except Exception:  # noqa: BLE001 - lxml's syntax errors: the part is unusable
+            pass
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as repaired:
+            for item in archive.infolist():
+                body = _EMPTY_STYLES if item.filename == _STYLES_PART else archive.read(item)
+                repaired.writestr(item, body)
+    return out.getvalue()
 
 
 @dataclass
