@@ -94,3 +94,22 @@ def test_a_forbidden_character_or_trailing_dot_anywhere_makes_a_name_refused(seg
     assert travel_problem(path) is not None
     with pytest.raises(PathRefused):
         check_doc_path(path)
+
+
+def test_a_row_an_earlier_version_stored_is_reported_then_swept(kb_dir, run):
+    """A row under such a name (as an index from before the rule could hold) is named by
+    doctor from the index alone, and the next `groove index` removes it."""
+    import sqlite3
+
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    with sqlite3.connect(kb_dir / ".groove.db") as conn:
+        conn.execute("UPDATE documents SET path = 'old/LPT1.md' WHERE path = 'good/plan.md'")
+    doctor = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    held = [f for f in doctor["findings"] if f["path"] == "old/LPT1.md"]
+    assert len(held) == 1 and "cannot travel" in held[0]["message"]
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    doctor = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert "old/LPT1.md" not in {f["path"] for f in doctor["findings"]}
+    found = json.loads(run("search", "storm shelter plan", "--kb-path", str(kb_dir),
+                           "--format", "json").stdout)
+    assert {hit["path"] for hit in found["results"]} == {"good/plan.md"}
