@@ -71,3 +71,17 @@ def test_realistic_corpus_sections_hold_150_to_400_model_tokens(embedder, monkey
         assert len(chunks) == doc.expected_chunks
         sizes += [c.token_count for c in chunks]
     assert min(sizes) >= 150 and max(sizes) <= 400
+
+
+def test_flat_cost_table_reports_each_size_against_its_own_query_embedding(monkeypatch):
+    """benchmarks/run.py's per-size table: p50/p95 over the embedding measured in the same child."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    child = {"chunks": 50_000, "search_p50_ms": 30.0, "search_p95_ms": 45.0,
+             "query_embed_p50_ms": 20.0, "search_p50_ms_by_shape": {"english": 31.0}}
+    table = module.flat_cost_table({"50k": child})
+    assert table == {"50k": {"chunks": 50_000, "search_p50_ms": 30.0, "search_p95_ms": 45.0,
+                             "query_embed_p50_ms": 20.0, "p50_over_embed": 1.5,
+                             "p95_over_embed": 2.25, "p50_ms_by_shape": {"english": 31.0}}}

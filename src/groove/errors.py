@@ -39,6 +39,15 @@ class ModelLoadError(GrooveError):
     """An embedding or reranking model could not be loaded (e.g. download failed)."""
 
 
+class InputRejected(ModelLoadError):
+    """A remote embedder refused one input (HTTP 400, 413 or 422): sending it again cannot
+    help, but the rest of the knowledge base is not affected."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class PathRefused(GrooveError):
     """A path argument escapes kb_path, is a link, or names an unservable file."""
 

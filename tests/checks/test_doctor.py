@@ -97,6 +97,7 @@ def test_a_missing_full_text_index_is_reported_and_groove_index_rebuilds_it(kb):
     [finding] = report.findings
     assert "missing" in finding.message and finding.fix.startswith("groove index --kb-path")
     assert not fulltext_path(kb.db_path).exists()  # doctor only reads
+    assert "[FAIL] full-text: 1 finding(s)" in report.render_text()
     kb.index()
     assert run_doctor(kb).findings == []
 
@@ -217,3 +218,16 @@ def test_an_index_configured_beside_the_kb_is_not_a_leftover(tmp_path):
     (tmp_path / ".groove.db").write_bytes(b"x")
     assert grooveseek_index(kb_dir, tmp_path / ".groove.db") is None
     assert grooveseek_index(kb_dir, kb_dir / ".groove.db") is not None
+
+
+def test_every_kind_of_finding_shows_in_the_text_report():
+    import inspect
+    import re
+
+    from groove.checks import doctor
+
+    kinds = set(re.findall(r'Finding\(\s*"([a-z-]+)"', inspect.getsource(doctor)))
+    assert {"integrity", "full-text", "build"} <= kinds <= set(doctor.CHECKS)
+    for kind in kinds:
+        report = doctor.DoctorReport(index="x.db", findings=[doctor.Finding(kind, "broken", "fix it")])
+        assert f"[FAIL] {kind}: 1 finding(s)" in report.render_text()

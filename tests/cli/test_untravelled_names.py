@@ -70,3 +70,46 @@ def test_ordinary_names_travel(segments):
         f"LPT{i}" for i in range(1, 10)}
     expected_bad = any(seg.upper() in reserved for seg in segments)
     assert (travel_problem(path) is not None) == expected_bad
+
+
+_SEGMENT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="/\\"), min_size=1,
+                   max_size=8)
+
+
+@given(st.lists(_SEGMENT, min_size=1, max_size=3), st.data())
+def test_a_forbidden_character_or_trailing_dot_anywhere_makes_a_name_refused(segments, data):
+    """Guarantee: one character from < > : " | ? * or below U+0020 in any segment, or a
+    segment ending in a dot or a space, refuses the whole path, at every gate that asks."""
+    from groove.paths import PathRefused, check_doc_path
+
+    where = data.draw(st.integers(0, len(segments) - 1))
+    spoil = data.draw(st.sampled_from([*'<>:"|?*', "\x00", "\x1f", "\t", "end.", "end "]))
+    segment = segments[where]
+    if spoil.startswith("end"):
+        segments[where] = segment + spoil[-1]
+    else:
+        at = data.draw(st.integers(0, len(segment)))
+        segments[where] = segment[:at] + spoil + segment[at:]
+    path = "/".join(segments)
+    assert travel_problem(path) is not None
+    with pytest.raises(PathRefused):
+        check_doc_path(path)
+
+
+def test_a_row_an_earlier_version_stored_is_reported_then_swept(kb_dir, run):
+    """A row under such a name (as an index from before the rule could hold) is named by
+    doctor from the index alone, and the next `groove index` removes it."""
+    import sqlite3
+
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    with sqlite3.connect(kb_dir / ".groove.db") as conn:
+        conn.execute("UPDATE documents SET path = 'old/LPT1.md' WHERE path = 'good/plan.md'")
+    doctor = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    held = [f for f in doctor["findings"] if f["path"] == "old/LPT1.md"]
+    assert len(held) == 1 and "cannot travel" in held[0]["message"]
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    doctor = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert "old/LPT1.md" not in {f["path"] for f in doctor["findings"]}
+    found = json.loads(run("search", "storm shelter plan", "--kb-path", str(kb_dir),
+                           "--format", "json").stdout)
+    assert {hit["path"] for hit in found["results"]} == {"good/plan.md"}

@@ -413,3 +413,74 @@ def test_retry_after_as_an_http_date_is_honoured():
                            usegmt=True)
     assert 3 <= (_retry_after(soon) or 0) <= 5
     assert _retry_after("7") == 7 and _retry_after("soon") is None
+
+
+def _reject_marked(handler: BaseHTTPRequestHandler, body: dict) -> None:
+    """413 for a batch holding a marked text, vectors for any other."""
+    if any("REJECT ME" in text for text in body["input"]):
+        status, payload = 413, {"error": {"message": "input too long"}}
+    else:
+        status, payload = 200, {"data": [{"index": i, "embedding": [1.0, float(i), 0.5]}
+                                         for i in range(len(body["input"]))]}
+    raw = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)
+
+
+def test_a_document_the_endpoint_rejects_is_skipped_not_the_run(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "good.md").write_text("# Good\n\nConnection pool timeouts.\n")
+    (kb / "bad.md").write_text("# Bad\n\nREJECT ME. The harbour crane schedule moves every "
+                               "container twice a week, and the endpoint refuses this text.\n")
+    with Scripted([(200, {}, _reject_marked)] * 20) as server:
+        config = tmp_path / "groove.toml"
+        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
+                          f'"{server.url}"\nmax_retries = 0\n')
+        done = _groove("index", "--config", str(config), "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert (summary["indexed"], summary["rejected"]) == (2, 1)
+        assert "bad.md: the embedding endpoint rejected its input; skipped" in done.stderr
+        assert len([r for r in server.requests if "REJECT ME" in json.dumps(r[1])]) >= 1
+        # its text stays reachable by full text
+        found = json.loads(_groove("search", "harbour crane schedule", "--config", str(config),
+                                   "--format", "json", "--include-low-quality",
+                                   cwd=tmp_path).stdout)
+        assert found["results"][0]["path"] == "bad.md"
+        (kb / "good.md").unlink()
+        (kb / "worse.md").write_text("# Worse\n\nREJECT ME as well.\n")
+        every = _groove("index", "--config", str(config), "--json", cwd=tmp_path)
+        assert every.returncode != 0
+        assert "rejected the input of every document this run sent" in every.stderr
+
+
+def test_mcp_rebuild_index_force_probes_first_and_leaves_the_index_alone(tmp_path):
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nConnection pool timeouts.\n")
+    with Scripted([]) as server:
+        config = tmp_path / "groove.toml"
+        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
+                          f'"{server.url}"\nmax_retries = 0\n')
+        assert _groove("index", "--config", str(config), "-q", cwd=tmp_path).returncode == 0
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "groove", "serve", "--config", str(config),
+                                          "--no-watch"], env=dict(os.environ))
+
+        async def go():
+            async with Client(params) as client:
+                server.answers = [(401, {}, {"error": {"message": "bad key"}})] * 3
+                return await client.call_tool("rebuild_index", {"force": True})
+
+        result = asyncio.run(go())
+        assert result.is_error and "the index was not modified" in result.content[0].text
+        status = json.loads(_groove("status", "--config", str(config), "--format", "json",
+                                    cwd=tmp_path).stdout)
+        assert (status["documents"], status["chunks"]) == (1, 1)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groove.errors import GrooveError
 from groove.fulltext import Stamp, TextRow
 from groove.fulltext.tantivy import TantivyIndex, bigrams
 
@@ -146,3 +147,11 @@ def test_tied_chunks_make_the_cut_in_chunk_id_order(tmp_path) -> None:
         index.add([TextRow(i, i, None, "", "identical text") for i in batch])
         index.commit(Stamp("t", 1))
     assert [c for c, _ in index.search(["identical"], 3)] == [1, 2, 3]
+
+
+def test_a_place_it_cannot_be_created_is_one_clear_error(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(GrooveError, match="cannot open the full-text index") as exc:
+        TantivyIndex(blocker / "x.fts")  # a path below a regular file
+    assert "db_path" in str(exc.value)

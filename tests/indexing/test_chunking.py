@@ -353,3 +353,53 @@ def test_a_single_enormous_line_is_cut_into_at_most_the_bound():
                           max_chunks=7)
     assert plan.chunking == "coarse" and 1 < len(plan.chunks) <= 7
     assert sum(len(c.content) for c in plan.chunks) == 200_000
+
+
+# --- packing: each unit counted once, every piece verified -----------------------------------
+
+def _greedy_reference(units: list[str], joiner: str, max_tokens: int, count) -> list[list[str]]:
+    """Join unit by unit, counting every candidate (all units fit alone here)."""
+    pieces: list[list[str]] = []
+    for unit in units:
+        if pieces and count(joiner.join([*pieces[-1], unit])) <= max_tokens:
+            pieces[-1].append(unit)
+        else:
+            pieces.append([unit])
+    return pieces
+
+
+_unit_words = st.lists(st.sampled_from(["ab", "cde", "あい", "f", "ghij"]), min_size=1, max_size=3)
+_paragraphs = st.lists(_unit_words.map(" ".join), min_size=1, max_size=25)
+
+
+@given(_paragraphs, st.integers(6, 30))
+@settings(max_examples=150, deadline=None)
+def test_packing_equals_the_candidate_by_candidate_greedy_for_a_whitespace_tokenizer(
+        paragraphs, max_tokens):
+    def count(text: str) -> int:  # words plus a fixed prefix and special tokens
+        return len(text.split()) + 3
+
+    body = "\n\n".join(paragraphs)
+    chunks = chunk_document(ParsedDocument(title="T", sections=[Section("H", 1, body)]),
+                            exclude_headings=[], max_tokens=max_tokens, count_tokens=count)
+    if count(body) <= max_tokens:
+        assert [c.content for c in chunks] == [body]
+        return
+    want = _greedy_reference(paragraphs, "\n\n", max_tokens, count)
+    assert [c.content for c in chunks] == ["\n\n".join(p) for p in want]
+
+
+@given(_paragraphs, st.integers(6, 30), st.integers(0, 4))
+@settings(max_examples=150, deadline=None)
+def test_pieces_fit_and_counts_are_exact_even_when_a_join_costs_more_than_estimated(
+        paragraphs, max_tokens, join_cost):
+    """A tokenizer that is not additive across a blank line: the estimate is wrong, the
+    verification is not — every piece fits and its stored count is the tokenizer's."""
+    def count(text: str) -> int:
+        return len(text.split()) + join_cost * text.count("\n\n") + 1
+
+    body = "\n\n".join(paragraphs)
+    chunks = chunk_document(ParsedDocument(title="T", sections=[Section("H", 1, body)]),
+                            exclude_headings=[], max_tokens=max_tokens, count_tokens=count)
+    assert all(c.token_count == count(c.content) <= max_tokens for c in chunks)
+    assert " ".join(c.content for c in chunks).split() == body.split()

@@ -175,3 +175,35 @@ def test_this_repository_answers_where_the_writer_lock_is_taken(make_kb, tmp_pat
 def _chunks(kb, path):
     with kb.reading() as store:
         return store.document_chunks(store.get_document(path).id)
+
+
+def test_a_code_hit_the_parent_retriever_widens_names_the_lines_it_returns(code_kb):
+    """Over a real MCP client: the expanded hit's line range opens exactly its content."""
+    import asyncio
+
+    from mcp import Client
+
+    from groove.server.mcp import build_mcp_server
+
+    query = "take units out of stock without going below zero"
+
+    async def go():
+        async with Client(build_mcp_server(code_kb)) as client:
+            plain = await client.call_tool("search", {"query": query, "limit": 1,
+                                                      "languages": ["python"]})
+            found = await client.call_tool("search", {"query": query, "limit": 1,
+                                                      "languages": ["python"],
+                                                      "parent_retriever": True})
+            hit = found.structured_content["results"][0]
+            lines = await client.call_tool("get_document", {
+                "path": hit["path"], "line_start": hit["line_start"],
+                "line_end": hit["line_end"]})
+            return plain.structured_content["results"][0], hit, lines.structured_content
+
+    plain, hit, lines = asyncio.run(go())
+    assert (plain["line_start"], plain["line_end"]) == (6, 19)
+    # the class absorbs the module docstring and import above it, and the blank lines between
+    assert hit["expanded_from"] == {"kind": "adjacent", "from_index": 0, "to_index": 1}
+    assert (hit["line_start"], hit["line_end"]) == (1, 19)
+    assert lines["text"] == hit["content"]
+    assert "symbol_kind" not in hit and "scope" not in hit  # no longer one definition

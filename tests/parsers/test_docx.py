@@ -19,6 +19,30 @@ def parse(data: bytes, rel_path: str = "team/specs/design-notes.docx"):
     return DocxParser().parse(data, rel_path)
 
 
+def docx_kb(tmp_path, name: str, data: bytes):
+    """A knowledge base holding one .docx with the docx parser enabled; returns a function
+    that runs ``groove <command> --config <its groove.toml> <args>`` and returns the result."""
+    import subprocess
+    import sys
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / name).write_bytes(data)
+    (tmp_path / "groove.toml").write_text(f'kb_path = "{kb}"\n[parsers]\nenabled = ["docx"]\n')
+
+    def groove(command: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "groove", command, *args, "--config",
+                               str(tmp_path / "groove.toml")], capture_output=True, text=True)
+
+    return groove
+
+
+def top_hit(groove, query: str) -> dict:
+    import json
+
+    return json.loads(groove("search", query, "--format", "json").stdout)["results"][0]
+
+
 def chunks(doc, exclude: list[str] | None = None):
     return chunk_document(doc, exclude_headings=exclude or [], max_tokens=512,
                           count_tokens=lambda s: len(s) // 4)
@@ -132,7 +156,6 @@ def test_zip_that_is_not_a_word_document_is_refused():
 def _japanese_word_docx() -> bytes:
     """What Word in a Japanese interface writes: built-in headings under the IDs "1", "2"
     (named "heading 1", "heading 2"), plus custom styles with Japanese names."""
-    import io
 
     import docx
     from docx.enum.style import WD_STYLE_TYPE
@@ -150,12 +173,17 @@ def _japanese_word_docx() -> bytes:
     outline = OxmlElement("w:outlineLvl")
     outline.set(qn("w:val"), "9")
     note.element.get_or_add_pPr().append(outline)
-    document.add_paragraph("台風対策の手引き", style="章見出し")
-    document.add_paragraph("港の設備を点検する。")
-    document.add_paragraph("避泊地", style=styles["Heading 2"])
-    document.add_paragraph("台風の接近時は避泊地へ移動する。")
-    document.add_paragraph("これは見出しではない", style="注記見出し")
-    document.add_paragraph("本文の続き。")
+    return saved(document, [("台風対策の手引き", "章見出し"), ("港の設備を点検する。", None),
+                            ("避泊地", styles["Heading 2"]), ("台風の接近時は避泊地へ移動する。", None),
+                            ("これは見出しではない", "注記見出し"), ("本文の続き。", None)])
+
+
+def saved(document, paragraphs: list) -> bytes:
+    """``document`` with ``(text, style or None)`` paragraphs appended, as .docx bytes."""
+    import io
+
+    for text, style in paragraphs:
+        document.add_paragraph(text, style=style)
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
@@ -199,19 +227,100 @@ def test_a_based_on_cycle_is_body_text():
 
 
 def test_a_japanese_word_document_is_searched_by_its_headings_from_the_command_line(tmp_path):
+    groove = docx_kb(tmp_path, "台風.docx", _japanese_word_docx())
+    assert groove("index", "-q").returncode == 0
+    top = top_hit(groove, "避泊地へ移動")
+    assert top["heading"] == "避泊地"
+    assert "これは見出しではない" in top["content"]
+
+
+def test_an_index_from_before_the_heading_rule_rereads_unchanged_docx_once(tmp_path):
+    """The new heading rule reaches a .docx that did not change: re-read once, then recorded."""
     import json
+    import sqlite3
     import subprocess
     import sys
 
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "台風.docx").write_bytes(_japanese_word_docx())
-    (tmp_path / "groove.toml").write_text(f'kb_path = "{kb}"\n[parsers]\nenabled = ["docx"]\n')
-    groove = [sys.executable, "-m", "groove"]
-    config = ["--config", str(tmp_path / "groove.toml")]
-    assert subprocess.run([*groove, "index", *config, "-q"], capture_output=True).returncode == 0
-    found = subprocess.run([*groove, "search", "避泊地へ移動", *config, "--format", "json"],
-                           capture_output=True, text=True)
-    hits = json.loads(found.stdout)["results"]
-    assert hits[0]["heading"] == "避泊地"
-    assert "これは見出しではない" in hits[0]["content"]
+    (kb / "note.md").write_text("# Note\n\nA note about the harbour.\n")
+    (tmp_path / "groove.toml").write_text(
+        f'kb_path = "{kb}"\n[parsers]\nenabled = ["md", "docx"]\n')
+    groove = [sys.executable, "-m", "groove", "index", "--config",
+              str(tmp_path / "groove.toml"), "--json"]
+
+    def index() -> dict:
+        done = subprocess.run(groove, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert index()["indexed"] == 2
+    with sqlite3.connect(kb / ".groove.db") as conn:  # as an index built before the rule
+        conn.execute("DELETE FROM index_meta WHERE key = 'parser_policies'")
+    again = index()
+    assert (again["updated"], again["unchanged"]) == (1, 1)  # the docx only
+    assert index()["unchanged"] == 2  # once
+
+
+def _japanese_named_docx() -> bytes:
+    """Heading styles whose stored names are Japanese (``見出し 1``, ``見出し２`` with a
+    full-width digit) under numbered IDs, and a custom style based on ``見出し２``."""
+
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    styles = document.styles
+    for number, name in ((1, "見出し 1"), (2, "見出し２")):
+        style = styles[f"Heading {number}"]
+        style.style_id, style.name = str(number), name
+    step = styles.add_style("手順の題", WD_STYLE_TYPE.PARAGRAPH)
+    step.base_style = styles["見出し２"]
+    return saved(document, [("防災計画", styles["見出し 1"]), ("この計画は港の防災をまとめる。", None),
+                            ("避難経路", styles["見出し２"]), ("高台の公園へ続く坂道を使って避難する。", None),
+                            ("備蓄品の点検", "手順の題"), ("毎月一日に非常食と飲料水の期限を確かめる。", None)])
+
+
+def test_japanese_heading_names_and_a_style_based_on_one_split_the_document(tmp_path):
+    doc = DocxParser().parse(_japanese_named_docx(), "防災.docx")
+    assert [(s.heading, s.level, s.ancestry) for s in doc.sections] == [
+        ("防災計画", 1, ()), ("避難経路", 2, ("防災計画",)), ("備蓄品の点検", 2, ("防災計画",))]
+
+    groove = docx_kb(tmp_path, "防災.docx", _japanese_named_docx())
+    assert groove("index", "-q").returncode == 0
+    for query, heading in (("非常食と飲料水の期限", "備蓄品の点検"), ("高台の公園へ避難", "避難経路")):
+        top = top_hit(groove, query)
+        assert (top["path"], top["heading"], top["level"]) == ("防災.docx", heading, 2)
+
+
+def _docx_with_broken_styles() -> bytes:
+    """A document whose headings use the ``Heading1`` ID, with ``word/styles.xml`` cut in half."""
+    import io
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Harbour checklist", style="Heading 1")
+    document.add_paragraph("Lash the pontoons before the gale arrives.")
+    original = io.BytesIO()
+    document.save(original)
+    broken = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(original.getvalue())) as src, \
+            zipfile.ZipFile(broken, "w") as out:
+        for name in src.namelist():
+            body = src.read(name)
+            out.writestr(name, body[:len(body) // 2] if name == "word/styles.xml" else body)
+    return broken.getvalue()
+
+
+def test_a_broken_styles_part_costs_the_style_names_not_the_document(tmp_path):
+    """ADR-style rule: the document is indexed, its headings read by the style IDs' spelling,
+    and the run says so once."""
+    groove = docx_kb(tmp_path, "harbour.docx", _docx_with_broken_styles())
+    done = groove("index")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("word/styles.xml is not well-formed") == 1
+    top = top_hit(groove, "lash the pontoons")
+    assert (top["path"], top["heading"], top["level"]) == ("harbour.docx", "Harbour checklist", 1)

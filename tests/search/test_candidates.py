@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from searchkit import Sec, unit
 
 
@@ -113,3 +115,119 @@ def test_the_other_script_pool_joins_above_the_ordinary_floor_only(corpus_factor
     joined = set(leg) - set(plain)
     assert joined and all(leg[c] >= floor for c in joined)
     assert len(leg) <= 4
+
+
+# --- the full-text leg under a filter ------------------------------------------------------
+
+
+def test_full_text_leg_under_a_narrow_filter_is_the_exact_filtered_top_n(fixed):
+    """The engine cannot see the filter mask: the leg fetches deeper until it has n allowed."""
+    from groove.search.candidates import fulltext_leg
+    from groove.search.query import parse_query
+    from groove.search.vectors import VectorIndex
+
+    for d in range(12):  # 120 chunks that say "kayak" often, outside the filter
+        fixed.add(f"loud/{d}.md", [Sec(f"kayak kayak kayak trip {d} {j}", vector=unit((0, 1.0)))
+                                   for j in range(10)])
+    quiet = fixed.add("quiet.md", [Sec(f"a long note that mentions a kayak once, part {j}, "
+                                       "among many other words about rivers and weather",
+                                       vector=unit((1, 1.0))) for j in range(6)])
+    vectors = VectorIndex(fixed.store)
+    vectors.refresh()
+    allowed = np.isin(vectors.ids, quiet)
+    parsed = parse_query("kayak")
+    everything = fixed.store.fulltext_search(parsed.fulltext_phrases, 1000)
+    expected = [row for row in everything if row[0] in set(quiet)][:4]
+    assert [c for c, _ in expected] and set(c for c, _ in expected) <= set(quiet)
+    assert fulltext_leg(fixed.store, vectors, parsed, allowed, 4) == expected
+    assert fulltext_leg(fixed.store, vectors, parsed, allowed, 50) == [
+        row for row in everything if row[0] in set(quiet)]
+
+
+# --- the bilingual leg equals its definition (one matrix pass, any masks) -------------------
+
+class _VectorStore:
+    """Just what VectorIndex reads: chunk rows with given titles and vectors."""
+
+    def __init__(self, rows, vectors, embedded) -> None:
+        self.rows, self.vectors, self.embedded = rows, vectors, embedded
+
+    def generation(self) -> int:
+        return 1
+
+    def read_snapshot(self):
+        from contextlib import nullcontext
+        return nullcontext()
+
+    def chunk_columns(self):
+        from groove.store.base import columns_from_rows
+        return columns_from_rows(self.rows)
+
+    def iter_vectors(self, block_rows: int = 65536):
+        ids = np.array([r.id for r in self.rows], dtype=np.int64)
+        yield ids[self.embedded], self.vectors[self.embedded]
+
+
+def _reference_top_n(ids, matrix, embedded, query, n, allowed):
+    """Every allowed embedded row scored on its own, best n by (score desc, id asc)."""
+    scored = sorted((-float(matrix[r] @ query), int(ids[r])) for r in range(len(ids))
+                    if allowed[r] and embedded[r])
+    return [(c, -s) for s, c in scored[:n]]
+
+
+def _reference_bilingual(ids, matrix, embedded, cjk, query, n, allowed, query_cjk, offset):
+    base = _reference_top_n(ids, matrix, embedded, query, n, allowed)
+    if offset <= 0.0 or not base:
+        return base
+    row_of = {int(c): r for r, c in enumerate(ids)}
+    floor = base[-1][1]
+    merged = {c: s + (offset if cjk[row_of[c]] != query_cjk else 0.0) for c, s in base}
+    other = allowed & (cjk != query_cjk)
+    for c, s in _reference_top_n(ids, matrix, embedded, query, n, other):
+        if s + offset >= floor:
+            merged[c] = s + offset
+    return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
+
+
+_bilingual_cases = st.integers(1, 40).flatmap(lambda size: st.tuples(
+    st.lists(st.lists(st.integers(-3, 3), min_size=4, max_size=4), min_size=size, max_size=size),
+    st.lists(st.booleans(), min_size=size, max_size=size),  # the document is Japanese
+    st.lists(st.booleans(), min_size=size, max_size=size),  # allowed
+    st.lists(st.booleans(), min_size=size, max_size=size),  # embedded
+    st.lists(st.integers(-3, 3), min_size=4, max_size=4),  # the query
+    st.integers(1, 12),  # n
+    st.booleans(),  # the question is Japanese
+    st.sampled_from([0.0, 0.5, 2.0, 7.0]),  # offset (small integers: exact sums)
+))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_bilingual_cases)
+def test_bilingual_leg_equals_two_separate_exact_scans(case):
+    """The leg scores the matrix once for both masks; the answer is the two-scan definition.
+
+    Integer vectors make every score exact and ties frequent, so the id tie-break is tested too.
+    """
+    from groove.models import ChunkRow
+    from groove.search.candidates import bilingual_vector_leg
+    from groove.search.vectors import VectorIndex
+
+    raw, japanese, allowed_list, embedded_list, query_list, n, query_cjk, offset = case
+    rows = [ChunkRow(id=3 * i + 1, doc_id=i, chunk_index=0, heading=None, level=None,
+                     context="", content="", token_count=1, quality=1.0, path=f"d{i}.md",
+                     title="台風対策" if ja else "Notes", category=None, topic=None, date=None,
+                     tags=(), binary_format=False) for i, ja in enumerate(japanese)]
+    matrix = np.asarray(raw, dtype=np.float32)
+    embedded = np.asarray(embedded_list, dtype=bool)
+    index = VectorIndex(_VectorStore(rows, matrix, embedded))  # type: ignore[arg-type]
+    index.refresh()
+    ids = np.array([r.id for r in rows], dtype=np.int64)
+    cjk = np.asarray(japanese, dtype=bool)
+    allowed = np.asarray(allowed_list, dtype=bool)
+    query = np.asarray(query_list, dtype=np.float32)
+    got = bilingual_vector_leg(query, index, allowed, n, query_cjk=query_cjk, offset=offset)
+    assert got == _reference_bilingual(ids, matrix, embedded, cjk, query, n, allowed,
+                                       query_cjk, offset)
+    masks = (allowed, ~allowed, np.ones(len(rows), dtype=bool))
+    assert index.top_n_each(query, n, masks) == [
+        _reference_top_n(ids, matrix, embedded, query, n, m) for m in masks]

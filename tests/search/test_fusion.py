@@ -235,7 +235,9 @@ def test_an_other_script_chunk_gets_an_imputed_full_text_score() -> None:
     plain = dict(convex_fusion(vector, fts, 0.5))
     imputed = dict(convex_fusion(vector, fts, 0.5, foreign={2}, imputation=0.5))
     assert plain[2] == pytest.approx(0.25)
-    assert imputed[2] == pytest.approx(0.5 * 0.5 + 0.5 * (0.5 * 0.5))
+    assert imputed[2] == pytest.approx(0.5 * 0.5 + 0.5 * (0.5 * 0.5 ** 3))
+    top = dict(convex_fusion(vector, fts, 0.5, foreign={1, 2}, imputation=0.5))
+    assert top[1] == plain[1]  # a real full match is larger than any stand-in
     assert imputed[1] == plain[1] and imputed[3] == plain[3]  # same-script chunks untouched
 
 

@@ -132,3 +132,81 @@ def test_whole_document_cap_keeps_the_hit(fixed: Corpus) -> None:
     # A document that fits the cap exactly is returned whole, with no range keys.
     whole = fixed.search("quokka sightings", limit=1, config=parent_config(fixed, cap=250))
     assert whole.results[0].expanded_from == {"kind": "whole_document", "total_chunks": 5}
+
+
+# --- source-code hits: the line range describes the expanded text -------------------------
+def _code_rows(cuts: list[int], blanks: set[int], n_lines: int,
+               tokens: list[int]) -> tuple[list[str], list]:
+    """A file of ``n_lines`` lines (those in ``blanks`` empty) cut into pieces at ``cuts``
+    (0-based starts); as the code chunker does, blank lines at a piece's edges are left
+    out of it and an all-blank piece makes no chunk."""
+    from groove.models import ChunkRow
+
+    lines = ["" if i in blanks else f"line {i} of the file" for i in range(n_lines)]
+    starts = sorted({0, *cuts})
+    rows = []
+    for a, b in zip(starts, [*starts[1:], n_lines], strict=True):
+        kept = [i for i in range(a, b) if lines[i]]
+        if not kept:
+            continue
+        first, last = kept[0], kept[-1]
+        i = len(rows)
+        rows.append(ChunkRow(
+            id=100 + i, doc_id=1, chunk_index=i, heading=f"def_{i}", level=None, context="",
+            content="\n".join(lines[first:last + 1]), token_count=tokens[i % len(tokens)],
+            quality=1.0, path="m.py", title="m", category=None, topic=None, date=None, tags=(),
+            symbol_kind="function", scope="class C", line_start=first + 1, line_end=last + 1))
+    return lines, rows
+
+
+def _hit_for(row):
+    from groove.models import Hit
+
+    return Hit(chunk_id=row.id, score=1.0, path=row.path, title=row.title, heading=row.heading,
+               level=None, category=None, topic=None, date=None, tags=[], content=row.content,
+               symbol_kind=row.symbol_kind, scope=row.scope, line_start=row.line_start,
+               line_end=row.line_end)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(n_lines=st.integers(2, 40), data=st.data(),
+       threshold=st.integers(1, 400), cap=st.integers(1, 600))
+def test_an_expanded_code_hit_names_exactly_the_lines_it_returns(n_lines, data, threshold, cap):
+    """Guarantee: after expansion a code hit's content is lines line_start..line_end of the
+    file (blank lines between chunks included), and still holds the hit's own lines; only a
+    hit left as one chunk keeps its symbol."""
+    from groove.search.parent import expand_hit
+
+    cuts = data.draw(st.lists(st.integers(1, n_lines - 1), max_size=8))
+    blanks = data.draw(st.sets(st.integers(1, n_lines - 1), max_size=n_lines // 2))
+    tokens = data.draw(st.lists(st.integers(1, 200), min_size=1, max_size=9))
+    lines, rows = _code_rows(cuts, blanks, n_lines, tokens)
+    row = rows[data.draw(st.integers(0, len(rows) - 1))]
+    hit = _hit_for(row)
+    expand_hit(hit, row, rows, whole_doc_threshold_tokens=threshold, max_expanded_tokens=cap)
+    assert hit.line_start is not None and hit.line_end is not None
+    assert hit.content == "\n".join(lines[hit.line_start - 1:hit.line_end])
+    assert hit.line_start <= row.line_start and row.line_end <= hit.line_end
+    widened = (hit.line_start, hit.line_end) != (row.line_start, row.line_end)
+    assert (hit.expanded_from is not None) == widened or len(rows) == 1
+    assert (hit.symbol_kind, hit.scope) == (("function", "class C") if not widened else
+                                            (None, None))
+
+
+def test_expansion_stops_where_the_line_ranges_break():
+    """A chunk without a range (or after a gap) is not joined to a code hit's lines."""
+    import dataclasses
+
+    from groove.search.parent import expand_hit
+
+    lines, rows = _code_rows([3, 6], set(), 9, [5])
+    rows[2] = dataclasses.replace(rows[2], line_start=None, line_end=None)
+    hit = _hit_for(rows[1])
+    expand_hit(hit, rows[1], rows, whole_doc_threshold_tokens=100, max_expanded_tokens=1000)
+    assert (hit.line_start, hit.line_end) == (1, 6)
+    assert hit.content == "\n".join(lines[:6])
+    assert hit.expanded_from == {"kind": "whole_document", "total_chunks": 3,
+                                 "from_index": 0, "to_index": 1}

@@ -326,9 +326,9 @@ def test_a_wrongly_typed_argument_is_one_line_naming_it(server_kb, make_kb):
                 ("get_best_practice", {"target": ["x"]}))]
 
     wrong, missing, listed = (_envelope(r) for r in asyncio.run(go()))
-    assert wrong == ("get_document: path must be a string, got int 5; "
-                     "accepted arguments: path (string)")
-    assert missing == "get_document: path is required (a string); accepted arguments: path (string)"
+    accepted = "accepted arguments: path (string), line_start (integer), line_end (integer)"
+    assert wrong == f"get_document: path must be a string, got int 5; {accepted}"
+    assert missing == f"get_document: path is required (a string); {accepted}"
     assert listed.startswith("get_best_practice: target must be a string, got list ['x']")
     for message in (wrong, missing, listed):
         assert "\n" not in message and "validation error" not in message and "pydantic" not in message

@@ -168,3 +168,17 @@ def test_watch_failures_back_off_and_a_steady_watch_starts_the_back_off_over(tmp
     assert delays == [0.5, 1.0, 0.5, 1.0]
     assert resyncs == [False, True, True, True, True]  # every watch after a failure resyncs
     assert "decode" in (w.last_error or "")
+
+
+def test_names_that_cannot_travel_stay_out_of_live_sync(live):
+    """The watcher asks the index walk's name rule: a rename onto such a name deindexes,
+    a new file under one never arrives, a rename back brings it in."""
+    kb, kb_dir, _ = live
+    (kb_dir / "alpha.md").rename(kb_dir / "CON.md")
+    (kb_dir / "ask?.md").write_text("# Ask\n\nThe quokka question.\n")
+    (kb_dir / "probe.md").write_text("# Probe\n\nThe ibex probe.\n")
+    wait_for(lambda: paths_for(kb, "ibex") == {"probe.md"} and "alpha.md" not in indexed(kb),
+             "renamed-away row removed, later file synced")
+    assert not paths_for(kb, "quokka") and not {"CON.md", "ask?.md"} & indexed(kb)
+    (kb_dir / "CON.md").rename(kb_dir / "console.md")
+    wait_for(lambda: paths_for(kb, "quokka") == {"console.md"}, "renamed back to a portable name")

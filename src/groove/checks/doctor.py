@@ -52,14 +52,15 @@ log = logging.getLogger("groove.checks.doctor")
 
 FIX_INDEX = "groove index"
 FIX_FORCE = "groove index --force"
-CHECKS = ("integrity", "servability", "metadata", "chunking", "fields", "grooveseek")
+CHECKS = ("integrity", "full-text", "build", "servability", "metadata", "chunking", "fields",
+          "grooveseek")
 
 
 @dataclass(frozen=True)
 class Finding:
     """One problem: which check found it, what is wrong, and the command that fixes it."""
 
-    check: str  # "integrity" | "servability" | "metadata" | "build"
+    check: str  # one of CHECKS
     message: str
     fix: str
     path: str | None = None

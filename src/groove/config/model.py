@@ -196,8 +196,8 @@ class FusionConfig(_Section):
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     cross_language_imputation: float = Field(
         0.5, ge=0.0, le=1.0,
-        description="a number in [0, 1] (share of its vector score an other-script chunk gets "
-                    "as full-text score; 0: off)")
+        description="a number in [0, 1] (an other-script chunk's full-text score is this times "
+                    "its normalised vector score cubed; 0: off)")
     cross_language_offset: float = Field(
         0.04, ge=0.0, le=0.5,
         description="a number in [0, 0.5] (cosine added to chunks in the other script; 0: off)")

@@ -16,6 +16,9 @@ The rules:
   ``max_retries`` times with exponential backoff (0.5 s, 1 s, 2 s … capped at
   8 s; a ``Retry-After`` in seconds is honoured up to 30 s). Other 4xx are
   not retried.
+* **Rejected inputs.** HTTP 400, 413 and 422 refuse the input, not the
+  service: :class:`~groove.errors.InputRejected`, never retried (the
+  embedding pass then skips that document).
 * **Clear errors.** Unreachable, unauthorised (401/403), an unknown model
   (404), a malformed answer and a wrong dimension each raise
   :class:`~groove.errors.ModelLoadError` naming the URL and what to check.
@@ -56,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from groove.embedders.base import Embedder
-from groove.errors import ModelLoadError
+from groove.errors import InputRejected, ModelLoadError
 
 if TYPE_CHECKING:
     from groove.config.model import EmbedderConfig
@@ -67,6 +70,9 @@ PREFIX = "openai:"
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 30.0
+#: Answers that refuse the input itself (too long, malformed): not retried; the
+#: indexer skips the document (docs/scaling.md).
+REJECTED_STATUSES = (400, 413, 422)
 #: What the probe before a forced rebuild embeds (never knowledge-base text).
 PROBE_TEXT = "groove endpoint probe"
 #: The largest dimension accepted (``[embedder] dimensions`` has the same bound).
@@ -189,6 +195,10 @@ class OpenAIEmbedder(Embedder):
                                          "the vectors asked for can take; check the model name "
                                          "and [embedder] dimensions")
                     return self._decode(raw, status)
+                if status in REJECTED_STATUSES:
+                    raise InputRejected(self._scrub(
+                        f"{self.source}: the embedding endpoint rejected the input "
+                        f"(HTTP {status})"), status)
                 if status not in (429,) and status < 500:
                     raise self._client_error(status, raw or b"")
                 failure = f"HTTP {status}"

@@ -1,9 +1,10 @@
 """`groove tune`: sweep the fusion parameters over the golden set (docs/evaluation.md, 'Tuning').
 
 The grid is both fusion methods with their own knob — RRF × ``rrf_k``, convex
-× ``vector_weight`` — each × the bm25 heading and context weights (the knob
-the other method ignores stays at its default), plus convex × ``vector_weight``
-× the cross-language offset and imputation at the default bm25 weights. Choosing the best cell
+× ``vector_weight`` (the knob the other method ignores stays at its default) —
+plus convex × ``vector_weight`` × the cross-language offset and imputation. The
+bm25 column weights are not swept: the full-text leg indexes one field
+(docs/search.md), so they change nothing and every such cell would tie. Choosing the best cell
 on the same queries that score it would flatter the winner, so the choice is
 judged by *nested leave-one-query-out* cross-validation: for every query, the
 best cell is picked on the other n−1 queries and scored on the held-out one.
@@ -47,12 +48,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("groove.evaluation.tune")
 
 RRF_K_VALUES = (10.0, 30.0, 60.0, 100.0)
-HEADING_WEIGHTS = (1.0, 2.0, 4.0)
-CONTEXT_WEIGHTS = (0.5, 1.0)
+#: The bm25 column weights stay at their defaults: the one-field full-text leg ignores them.
+HEADING_WEIGHTS = (2.0,)
+CONTEXT_WEIGHTS = (1.0,)
 CONTENT_WEIGHTS = (1.0,)
 VECTOR_WEIGHTS = (0.5, 0.7, 0.9)
-#: The cross-language knobs (docs/search.md), swept with each convex vector_weight at the
-#: default bm25 weights; elsewhere they stay at their defaults.
+#: The cross-language knobs (docs/search.md), swept with each convex vector_weight;
+#: elsewhere they stay at their defaults.
 CROSS_LANGUAGE_OFFSETS = (0.0, 0.04, 0.08)
 CROSS_LANGUAGE_IMPUTATIONS = (0.0, 0.5, 1.0)
 IDLE_CROSS_LANGUAGE_OFFSET = 0.04

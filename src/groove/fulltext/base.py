@@ -64,7 +64,11 @@ class FullTextIndex(ABC):
     #: Where the index lives (named in messages).
     path: Path
 
-    # --- reads ----------------------------------------------------------------
+    # --- reads (on the commit last loaded) -------------------------------------------
+    @abstractmethod
+    def refresh(self) -> None:
+        """Load the newest commit, possibly made by another process."""
+
     @abstractmethod
     def stamp(self) -> Stamp | None:
         """The stamp of the last commit, or None for an empty/new/unreadable index."""

@@ -109,27 +109,40 @@ class TantivyIndex(FullTextIndex):
         """Open the directory, creating it; an unreadable one is replaced by an empty index.
 
         The directory is derived data: when tantivy cannot read it (damaged,
-        another format), it is moved aside and recreated empty; its missing
-        stamp then makes the store rebuild it from SQLite.
+        another format), it is removed and recreated empty; its missing stamp
+        then makes the store rebuild it from SQLite. A directory groove may not
+        create or write is a one-line error naming it.
         """
-        self.path.mkdir(parents=True, exist_ok=True)
         try:
-            index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-        except (ValueError, OSError) as exc:
-            log.warning("the full-text index %s cannot be opened (%s): recreating it empty; "
-                        "it is rebuilt from the database", self.path, exc)
-            shutil.rmtree(self.path, ignore_errors=True)
             self.path.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
+            try:
+                index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+            except ValueError as exc:
+                log.warning("the full-text index %s cannot be opened (%s): recreating it empty; "
+                            "it is rebuilt from the database", self.path, exc)
+                shutil.rmtree(self.path, ignore_errors=True)
+                self.path.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
+        except (OSError, ValueError) as exc:
+            raise GrooveError(
+                f"cannot open the full-text index {self.path} ({exc}): groove keeps it beside "
+                "the index file and needs to write there; fix the permissions or set db_path "
+                "to a writable place") from exc
         index.register_tokenizer(_WORDS, self._words)
         index.register_tokenizer(_SPACES, _space_analyzer())
         return index
 
     # --- reads -------------------------------------------------------------------
     def _searcher(self) -> tantivy.Searcher:
-        """A searcher on the newest commit (cheap when nothing changed)."""
-        self._index.reload()
+        """A searcher on the commit last loaded (see :meth:`refresh`)."""
         return self._index.searcher()
+
+    def refresh(self) -> None:
+        with self._lock:
+            try:
+                self._index.reload()
+            except ValueError as exc:
+                raise self._damaged(exc) from exc
 
     def stamp(self) -> Stamp | None:
         with self._lock:
@@ -297,6 +310,7 @@ class TantivyIndex(FullTextIndex):
             writer.add_document(doc)
             try:
                 writer.commit()
+                self._index.reload()  # this process searches what it just committed
             except ValueError as exc:
                 raise CorruptIndexError(
                     f"the full-text index {self.path} could not be written ({exc}); "

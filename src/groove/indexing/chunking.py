@@ -281,24 +281,42 @@ def _split_paragraph(paragraph: str, max_tokens: int, count_tokens: TokenCounter
 
 def _pack(units: list[str], joiner: str, max_tokens: int, count_tokens: TokenCounter,
           split_unit: Callable[[str, int, TokenCounter], list[str]]) -> list[str]:
-    """Greedily join consecutive units while the joined text still fits."""
+    """Join consecutive units greedily into pieces that fit; a unit too big alone is split.
+
+    Each unit is counted once and a run of units is sized by the sum of its
+    counts less what a join saves (:func:`_join_saving`): exact for a
+    tokenizer that splits at whitespace, as both sentencepiece and WordPiece
+    do, so the pieces are those of joining unit by unit and counting every
+    candidate (which tokenised a piece's text once per unit it holds). The
+    estimate never decides alone: each piece of two or more units is counted
+    before it is kept and given up unit by unit while it does not fit, so a
+    piece always fits and its count (the chunk's stored ``token_count``, from
+    the same memoised counter) is exact.
+    """
+    counts = [count_tokens(unit) for unit in units]
+    saving = _join_saving(joiner, count_tokens) if len(units) > 1 else 0
     pieces: list[str] = []
-    current: str | None = None
-    for unit in units:
-        if current is not None:
-            candidate = current + joiner + unit
-            if count_tokens(candidate) <= max_tokens:
-                current = candidate
-                continue
-            pieces.append(current)
-            current = None
-        if count_tokens(unit) <= max_tokens:
-            current = unit
-        else:
-            pieces.extend(split_unit(unit, max_tokens, count_tokens))
-    if current is not None:
-        pieces.append(current)
+    start = 0
+    while start < len(units):
+        if counts[start] > max_tokens:
+            pieces.extend(split_unit(units[start], max_tokens, count_tokens))
+            start += 1
+            continue
+        end, estimate = start + 1, counts[start]
+        while end < len(units) and counts[end] <= max_tokens \
+                and estimate + counts[end] - saving <= max_tokens:
+            estimate += counts[end] - saving
+            end += 1
+        while end - start > 1 and count_tokens(joiner.join(units[start:end])) > max_tokens:
+            end -= 1
+        pieces.append(joiner.join(units[start:end]))
+        start = end
     return pieces
+
+
+def _join_saving(joiner: str, count_tokens: TokenCounter) -> int:
+    """Tokens a join saves against counting both sides alone (the shared prefix and specials)."""
+    return count_tokens("a") + count_tokens("b") - count_tokens(joiner.join(("a", "b")))
 
 
 def _split_line(line: str, max_tokens: int, count_tokens: TokenCounter) -> list[str]:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from groove.embedders.base import Embedder
+from groove.errors import InputRejected
 from groove.models import passage_text
 from groove.store.base import PendingChunk, Store
 
@@ -101,7 +102,9 @@ class EmbeddingExecutor(ABC):
       L2-normalised, as :meth:`groove.embedders.base.Embedder.embed_passages`
       returns them for ``batch.texts``;
     * an error embedding a batch is raised from the generator (the pass
-      stops; what was written stays, the rest stays pending);
+      stops; what was written stays, the rest stays pending), except an input
+      the embedder rejects (:class:`~groove.errors.InputRejected`), whose row
+      is NaN: the pass then writes nothing of that document and goes on;
     * closing the generator early (Ctrl-C, an error in the caller) abandons
       the batches in flight without waiting for them to finish.
     """
@@ -109,6 +112,18 @@ class EmbeddingExecutor(ABC):
     @abstractmethod
     def map(self, batches: Iterable[EmbedBatch]) -> Iterator[tuple[EmbedBatch, np.ndarray]]:
         """Embed every batch; yield each with its vectors as it completes."""
+
+
+def embed_one_by_one(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """A batch the embedder rejected, again one text at a time: a text rejected on its own
+    gets a row of NaN, which the pass reads as "this document was rejected"."""
+    rows = []
+    for text in texts:
+        try:
+            rows.append(embedder.embed_passages([text])[0])
+        except InputRejected:
+            rows.append(np.full(embedder.dim, np.nan, dtype=np.float32))
+    return np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
 
 
 class LocalExecutor(EmbeddingExecutor):
@@ -133,7 +148,11 @@ class LocalExecutor(EmbeddingExecutor):
                 if batch is None:
                     return
                 try:
-                    done.put((batch, self.embedder.embed_passages(batch.texts)))
+                    try:
+                        matrix = self.embedder.embed_passages(batch.texts)
+                    except InputRejected:
+                        matrix = embed_one_by_one(self.embedder, batch.texts)
+                    done.put((batch, matrix))
                 except BaseException as exc:  # handed to the caller, who re-raises
                     done.put((batch, exc))
                     return
@@ -192,6 +211,9 @@ class EmbedProgress:
     documents_done: int = 0
     tokens_done: int = 0
     chunks_done: int = 0
+    #: Documents whose input the embedder rejected: their chunks stay pending
+    #: (searchable by full text), and a later run sends them again.
+    documents_rejected: int = 0
     elapsed_s: float = 0.0
     started: float = field(default_factory=time.perf_counter)
 
@@ -249,14 +271,24 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
     lock = write_lock or nullcontext()
     feed = _WindowFeed(store, count_tokens, window_tokens or window_tokens_for(progress.tokens_total))
     vectors: dict[int, dict[int, np.ndarray]] = {}
+    rejected: set[int] = set()
     for batch, matrix in executor.map(feed.batches()):
         if matrix.shape[0] != len(batch.items):
             raise ValueError(f"embedder returned {matrix.shape[0]} vectors for {len(batch.items)} texts")
         for item, vector in zip(batch.items, matrix, strict=True):
+            if np.isnan(vector).any():
+                rejected.add(item.doc_id)
             vectors.setdefault(item.doc_id, {})[item.chunk_id] = vector
             feed.waiting[item.doc_id] -= 1
             if feed.waiting[item.doc_id] == 0:
                 del feed.waiting[item.doc_id]
+                if item.doc_id in rejected:
+                    vectors.pop(item.doc_id)
+                    progress.documents_rejected += 1
+                    log.warning("%s: the embedding endpoint rejected its input; skipped: its "
+                                "text stays searchable by full text and the next run sends it "
+                                "again", store.document_path(item.doc_id) or item.doc_id)
+                    continue
                 with lock:
                     store.write_vectors(vectors.pop(item.doc_id))
                 progress.documents_done += 1

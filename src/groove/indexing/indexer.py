@@ -81,6 +81,8 @@ class IndexSummary:
     elapsed_s: float = 0.0
     embed_s: float = 0.0
     tokens_per_s: float = 0.0
+    #: Documents whose input the embedding endpoint rejected (their vectors skipped).
+    rejected: int = 0
     #: Set when the folder had no indexable file: why, and what to change.
     note: str | None = None
 
@@ -136,6 +138,11 @@ class _Run:
     touched: dict[str, float] = field(default_factory=dict)
     #: Paths whose rows this run wrote (their declared fields are current).
     written: set[str] = field(default_factory=set)
+    #: Documents whose vectors this run's embedding pass wrote.
+    documents_embedded: int = 0
+    #: Parser ids whose splitting rule changed since the index recorded it: their
+    #: unchanged files are parsed again in this run (once; the new rule is recorded).
+    reread: set[str] = field(default_factory=set)
     #: The embedder's tokenizer, memoised for the run: chunking asks for the same
     #: text several times (fit test, stub test, the chunk's count), and one call
     #: costs about a microsecond per character, the bulk of the rows pass.
@@ -283,6 +290,11 @@ def _run_index(
     # rewrites all of them (--force over the whole folder) or starts from none, the
     # index as a whole is built under it (docs/index-lifecycle.md).
     whole_policy = not known or (force and only_paths is None)
+    wanted_policies = parser_policies(config)
+    recorded_policies = store.meta().parser_policies or {}
+    if known and not force:  # parsers whose rule changed re-read their unchanged files once
+        run.reread = {pid for pid, policy in wanted_policies.items()
+                      if recorded_policies.get(pid) != policy}
     scope = set(on_disk) | (set(only_paths) & set(known) if only_paths is not None else set(known))
     vanished = {p: h for p, h in known.items() if p in scope and p not in on_disk}
     run.reporter.start(len(on_disk))
@@ -300,6 +312,8 @@ def _run_index(
 
     if whole_policy:
         store.set_meta(chunk_policy=CHUNK_POLICY)
+    if only_paths is None and recorded_policies != wanted_policies:
+        store.set_meta(parser_policies=wanted_policies)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
     store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
@@ -312,6 +326,12 @@ def _run_index(
         store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
     run.summary.elapsed_s = time.perf_counter() - started
     run.reporter.finish(run.summary)
+    if run.summary.rejected and not run.documents_embedded:
+        raise GrooveError(
+            f"the embedding endpoint rejected the input of every document this run sent "
+            f"({run.summary.rejected}) and embedded none: that points at the configuration "
+            "(model, [embedder] url, max_input_chars) rather than at the files; the rest of "
+            "the run finished (deleted and renamed files are recorded)")
     return run.summary
 
 
@@ -370,6 +390,8 @@ def _embed_pending(run: _Run, executor_factory: ExecutorFactory) -> None:
         write_lock=run.write_lock,
     )
     run.summary.chunks_embedded = progress.chunks_done
+    run.summary.rejected = progress.documents_rejected
+    run.documents_embedded = progress.documents_done
     run.summary.tokens_embedded = progress.tokens_done
     run.summary.embed_s = progress.elapsed_s
     run.summary.tokens_per_s = round(progress.tokens_per_s, 1)
@@ -412,7 +434,7 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
                                          if over else ""))
         return
     digest = sha256_hex(data)
-    if not force and known.get(rel_path) == digest:
+    if not force and known.get(rel_path) == digest and not _reread(run, rel_path):
         mtime = _mtime(run, rel_path)
         if mtime is not None and mtime != run.mtimes.get(rel_path):
             run.touched[rel_path] = mtime  # same bytes, new time: not "newer" any more
@@ -462,6 +484,26 @@ def cap_key(config: Config, rel_path: str) -> str:
     parser = get_parser_for(rel_path, config.parsers.enabled)
     binary = parser is not None and parser.binary_format
     return "max_binary_file_size" if binary else "max_text_file_size"
+
+
+def parser_policies(config: Config) -> dict[str, str]:
+    """{parser id: splitting rule} of the enabled parsers that name one (Parser.policy)."""
+    from groove.parsers import PARSERS
+
+    out: dict[str, str] = {}
+    for parser_id in config.parsers.enabled:
+        parser = PARSERS.load(parser_id) if parser_id in PARSERS else None
+        if parser is not None and parser.policy:
+            out[parser.id] = parser.policy
+    return out
+
+
+def _reread(run: _Run, rel_path: str) -> bool:
+    """An unchanged file whose parser changed its splitting rule since the index recorded it."""
+    if not run.reread:
+        return False
+    parser = get_parser_for(rel_path, run.config.parsers.enabled)
+    return parser is not None and parser.id in run.reread
 
 
 def index_read_cap(config: Config, rel_path: str) -> int:

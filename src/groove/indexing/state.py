@@ -13,8 +13,8 @@ facts (docs/index-lifecycle.md):
 * which files on disk are new or changed since they were indexed, and which
   were skipped: a walk of the folder comparing each member's mtime with the
   one recorded when it was indexed or skipped. The walk never runs on a
-  search's thread: :class:`FileChangesMonitor` refreshes it in the background
-  at most every :data:`FILES_CHECK_TTL_S` and serves the last count.
+  search's thread: :class:`FileChangesMonitor` refreshes it in the background,
+  no more often than every :data:`FILES_CHECK_TTL_S`, and serves the last count.
 """
 
 from __future__ import annotations

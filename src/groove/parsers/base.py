@@ -29,6 +29,10 @@ class Parser:
     id: str = ""
     extensions: tuple[str, ...] = ()
     binary_format: bool = False
+    #: Names the rule this parser splits files by. When it changes, an index
+    #: recording another one re-reads this parser's unchanged files once
+    #: (groove.indexing.indexer); "" means the parser has not changed its rule.
+    policy: str = ""
 
     def check(self) -> None:
         """Raise ConfigError now if this parser cannot work (its grammar is missing)."""

@@ -4,7 +4,8 @@ Sections start at heading paragraphs and carry the same ancestry as Markdown
 headings, so chunking and ``exclude_headings`` treat both alike. What makes a
 heading is the paragraph style's *name* in ``word/styles.xml``, not its ID:
 Word in a Japanese (or other) interface writes its built-in headings under
-the IDs ``1`` .. ``6`` and names them ``heading 1`` .. ``heading 6``. A style
+the IDs ``1`` .. ``6`` and names them ``heading 1`` .. ``heading 6``; other
+writers store the Japanese name ``見出し 1`` itself, which counts the same. A style
 that is not named so is a heading when the ``w:basedOn`` chain reaches one
 (at most :data:`MAX_BASED_ON` styles, a cycle ends the walk), unless a style
 on the way sets outline level 9 ("body text"), which cancels it. An outline
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import logging
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,25 +33,29 @@ from groove.models import ParsedDocument, Section
 from groove.parsers._zipguard import guard_zip
 from groove.parsers.base import ParseError, Parser, path_category_topic, title_from_filename
 
-_HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+#: A heading style's name: the built-in English name Word stores whatever its interface
+#: language (``heading 1``), or the Japanese name other writers store (``見出し 1``).
+_HEADING_STYLE = re.compile(r"^(?:heading|見出し)\s*([1-9])$", re.IGNORECASE)
 #: How many styles of a ``w:basedOn`` chain are walked looking for a heading.
 MAX_BASED_ON = 16
 _BODY_OUTLINE_LEVEL = "9"
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _KEYWORD_SPLIT = re.compile(r"[,;]")
+log = logging.getLogger("groove.parsers.docx")
 
 
 class DocxParser(Parser):
     id = "docx"
     extensions = ("docx",)
     binary_format = True
+    policy = "headings-from-style-names"
 
     def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
         guard_zip(data, rel_path, "docx")
         import docx
 
         try:
-            document = docx.Document(io.BytesIO(data))
+            document = _open(docx, data, rel_path)
             sections = _sections(document)
             core = core_fields(document.core_properties)
         except ParseError:
@@ -68,6 +75,49 @@ class DocxParser(Parser):
             topic=topic,
             binary_format=True,
         )
+
+
+#: An empty styles part, standing in for one that is not well-formed XML.
+_EMPTY_STYLES = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+                 b'<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"/>')
+_STYLES_PART = "word/styles.xml"
+
+
+def _open(docx: Any, data: bytes, rel_path: str) -> Any:
+    """The python-docx document; a ``word/styles.xml`` that is not well-formed costs only the
+    style table (every paragraph is then read by its style ID's spelling), with one warning,
+    never the document's place in the index. Only a failed open looks at the part again."""
+    try:
+        return docx.Document(io.BytesIO(data))
+    except Exception:
+        repaired = _without_broken_styles(data)
+        if repaired is None:
+            raise
+    log.warning("%s: word/styles.xml is not well-formed; its headings are read from the "
+                "style IDs' spelling (Heading1) instead of the style names", rel_path)
+    return docx.Document(io.BytesIO(repaired))
+
+
+def _without_broken_styles(data: bytes) -> bytes | None:
+    """``data`` with an empty styles part in place of one that does not parse, else None."""
+    import zipfile
+
+    from docx.oxml.parser import parse_xml  # python-docx's own parser: no entities, no network
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        if _STYLES_PART not in archive.namelist():
+            return None
+        try:
+            parse_xml(archive.read(_STYLES_PART))
+            return None  # the styles part is fine: the failure is elsewhere
+        except Exception:  # noqa: BLE001 - lxml's syntax errors: the part is unusable
+            pass
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as repaired:
+            for item in archive.infolist():
+                body = _EMPTY_STYLES if item.filename == _STYLES_PART else archive.read(item)
+                repaired.writestr(item, body)
+    return out.getvalue()
 
 
 @dataclass
@@ -147,7 +197,10 @@ def _style_table(document: Any) -> dict[str, Any]:
 
 
 def _level_of(name: str | None) -> int | None:
-    match = _HEADING_STYLE.match((name or "").strip())
+    """The level a style name or ID spells (``heading 2``, ``Heading2``, ``見出し２``), else None.
+
+    NFKC folds the full-width digits and spaces a Japanese name may be typed with."""
+    match = _HEADING_STYLE.match(unicodedata.normalize("NFKC", name or "").strip())
     return int(match.group(1)) if match else None
 
 

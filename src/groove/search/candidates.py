@@ -50,8 +50,11 @@ def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
     excluded = excluded_chunk_ids(store, parsed)
     if not excluded:
         return base_mask
-    hit = np.isin(vectors.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
-    return base_mask & ~hit
+    # Cost follows the excluded chunks (a lookup each), not the corpus.
+    rows = vectors.positions(np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+    allowed = base_mask.copy()
+    allowed[rows[rows >= 0]] = False
+    return allowed
 
 
 def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
@@ -82,15 +85,19 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
     chunk below the top; the leg holds at most ``2n`` chunks. Ties are broken
     by chunk id, as in :meth:`VectorIndex.top_n`.
     """
-    base = vector_leg(query_vec, vectors, allowed, n)
-    if offset <= 0.0 or not base:
+    if offset <= 0.0:
+        return vector_leg(query_vec, vectors, allowed, n)
+    # One pass over the matrix serves both masks (VectorIndex.top_n_each).
+    base, other_script = vectors.top_n_each(
+        query_vec, n, (allowed, allowed & vectors.script_mask(not query_cjk)))
+    if not base:
         return base
     floor = base[-1][1]
     ids = [chunk_id for chunk_id, _ in base]
     other = dict.fromkeys(c for c, same in zip(ids, vectors.in_script(ids, query_cjk), strict=True)
                           if not same)
     merged = {c: score + (offset if c in other else 0.0) for c, score in base}
-    for chunk_id, score in vectors.top_n(query_vec, n, allowed & vectors.script_mask(not query_cjk)):
+    for chunk_id, score in other_script:
         if score + offset >= floor:
             merged[chunk_id] = score + offset
     return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
@@ -122,19 +129,32 @@ _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query
 
 def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
                  allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
-    """The best ``n`` allowed chunks by BM25 (score lower is better), best first."""
+    """The best ``n`` allowed chunks by BM25 (score lower is better), best first.
+
+    Filters are a mask the engine does not see, so it is asked for more than
+    ``n`` hits — ``n`` divided by the share of allowed chunks, then four times
+    as many each round — until ``n`` of them are allowed or the matches run
+    out. The top ``n`` allowed among the first hits are the top ``n`` allowed
+    overall, so this is exact; its cost follows the matches fetched, not the
+    number of chunks the filter hides.
+    """
     phrases = parsed.fulltext_phrases
     if not phrases or not len(allowed):
         return []
-    # Only disallowed rows can push allowed ones past position N, so asking
-    # for N + (#disallowed) rows is exact and lets the engine stop early.
-    disallowed = len(allowed) - int(allowed.sum())
-    rows = store.fulltext_search(phrases, n + disallowed)
-    if not rows:
+    share = np.count_nonzero(allowed) / len(allowed)
+    if share <= 0.0:
         return []
-    pos = vectors.positions([chunk_id for chunk_id, _ in rows])
-    keep = (pos >= 0) & allowed[np.maximum(pos, 0)]
-    return [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok][:n]
+    fetch = max(n, int(np.ceil(n / share)))
+    while True:
+        rows = store.fulltext_search(phrases, fetch)
+        if not rows:
+            return []
+        pos = vectors.positions([chunk_id for chunk_id, _ in rows])
+        keep = (pos >= 0) & allowed[np.maximum(pos, 0)]
+        kept = [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok]
+        if len(kept) >= n or len(rows) < fetch or fetch >= len(allowed):
+            return kept[:n]
+        fetch *= 4
 
 
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,

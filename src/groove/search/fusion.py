@@ -22,8 +22,11 @@ Language-aware fusion (``foreign``, docs/search.md): a chunk whose document
 is written in the other script family than the question (search/language.py)
 could not have matched the full-text leg, so its missing full-text score is
 *imputed* instead of counting as 0: convex fusion uses
-``max(fts(c), g · vec(c))`` for it (``g`` = ``[search.fusion]
-cross_language_imputation``), RRF counts its vector rank for both legs.
+``max(fts(c), g · vec(c)³)`` for it (``g`` = ``[search.fusion]
+cross_language_imputation``), RRF counts its vector rank for both legs. The
+cube keeps the stand-in for chunks near the top of the vector pool: a
+mid-pool other-language chunk (vec 0.5) gets an eighth of what the best one
+gets, so it does not crowd out same-language answers that really match.
 A real full-text match (a shared code such as ``PG-E311``) still counts when it
 is the larger. Same-script chunks are untouched: for them a missing match is
 evidence.
@@ -47,6 +50,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 Leg = Sequence[tuple[int, float]]
+
+#: The imputed full-text score of an other-script chunk is ``g · vec ** IMPUTATION_POWER``.
+IMPUTATION_POWER = 3
 
 
 def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float,
@@ -104,7 +110,7 @@ def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
                   vectorless: Collection[int] = ()) -> list[tuple[int, float]]:
     """``[(chunk_id, w·vec + (1 − w)·fts)]`` best first, legs normalised as above.
 
-    For a chunk of ``foreign`` the full-text term is ``max(fts, imputation · vec)``;
+    For a chunk of ``foreign`` the full-text term is ``max(fts, imputation · vec³)``;
     for a chunk of ``vectorless`` the vector term is ``max(vec, fts)``.
     """
     vec = normalise_vector_leg(vector)
@@ -113,7 +119,7 @@ def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
     for c in vec.keys() | lex.keys():
         v, f = vec.get(c, 0.0), lex.get(c, 0.0)
         if c in foreign:
-            f = max(f, imputation * v)
+            f = max(f, imputation * v ** IMPUTATION_POWER)
         if c in vectorless:
             v = max(v, f)
         fused[c] = vector_weight * v + (1.0 - vector_weight) * f

@@ -5,13 +5,20 @@ A hit shorter than ``whole_doc_threshold_tokens`` becomes its whole document
 (when that exceeds the cap, the window of chunks around the hit that fits);
 a longer one absorbs adjacent sibling chunks at the same heading level,
 alternating before/after, while the total stays within ``max_expanded_tokens``.
-A source-code hit is never expanded: a definition is already the unit a
-reader wants, and its ``line_start``/``line_end`` must stay the lines of its text.
+A source-code hit is expanded over the file's lines: the run of chunks around
+it that all carry a line range counts as its document, their texts are set
+at their own lines (a line no chunk holds -- a blank line, or a fragment the
+chunker dropped as too short -- is left empty), and ``line_start``/``line_end``
+are widened to the first and last line taken, so line ``k`` of the returned
+``content`` is line ``line_start + k`` of the file. Once more than one chunk
+went in, ``symbol_kind`` and ``scope`` are dropped: the text is no longer one
+definition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from groove.models import ChunkRow, Hit
 
@@ -27,32 +34,62 @@ def _section_text(row: ChunkRow) -> str:
 def expand_hit(hit: Hit, row: ChunkRow, siblings: list[ChunkRow], *,
                whole_doc_threshold_tokens: int, max_expanded_tokens: int) -> None:
     """Rewrite ``hit.content`` in place with its parent context."""
-    if row.line_start is not None:
-        return
     index = next((i for i, c in enumerate(siblings) if c.id == row.id), None)
     if index is None:
         return
+    total_chunks = len(siblings)
+    if row.line_start is not None:
+        first, last = _line_run(siblings, index)
+        siblings, index = siblings[first:last + 1], index - first
     if _tokens(row) < whole_doc_threshold_tokens:
         if sum(_tokens(c) for c in siblings) <= max_expanded_tokens:
             lo, hi = 0, len(siblings) - 1
-            hit.expanded_from = {"kind": "whole_document", "total_chunks": len(siblings)}
         else:
             # The cap cuts the document: keep the window *around the hit*, not
             # the document's first chunks, so the hit's own text (and its
             # match_spans) are never cut away. The extra keys say which range.
             lo, hi = _window(siblings, index, max_expanded_tokens, same_level=False)
-            hit.expanded_from = {"kind": "whole_document", "total_chunks": len(siblings),
-                                 "from_index": siblings[lo].chunk_index,
-                                 "to_index": siblings[hi].chunk_index}
-        hit.content = "\n\n".join(_section_text(c) for c in siblings[lo:hi + 1])
+        if lo == hi and total_chunks > 1:
+            return  # the cap leaves room for nothing but the hit: it is not expanded
+        expanded: dict[str, Any] = {"kind": "whole_document", "total_chunks": total_chunks}
+        if hi - lo + 1 < total_chunks:
+            expanded.update(from_index=siblings[lo].chunk_index, to_index=siblings[hi].chunk_index)
+    else:
+        lo, hi = _window(siblings, index, max_expanded_tokens, same_level=True)
+        if lo == hi:
+            return
+        expanded = {"kind": "adjacent", "from_index": siblings[lo].chunk_index,
+                    "to_index": siblings[hi].chunk_index}
+    hit.expanded_from = expanded
+    taken = siblings[lo:hi + 1]
+    if row.line_start is None:
+        hit.content = "\n\n".join(
+            c.content if c.id == row.id and expanded["kind"] == "adjacent" else _section_text(c)
+            for c in taken)
         return
-    lo, hi = _window(siblings, index, max_expanded_tokens, same_level=True)
-    if lo == hi:
-        return
-    hit.content = "\n\n".join(
-        c.content if c.id == row.id else _section_text(c) for c in siblings[lo:hi + 1])
-    hit.expanded_from = {"kind": "adjacent", "from_index": siblings[lo].chunk_index,
-                         "to_index": siblings[hi].chunk_index}
+    hit.content = taken[0].content + "".join(
+        "\n" * (c.line_start - before.line_end) + c.content  # type: ignore[operator]
+        for before, c in zip(taken, taken[1:], strict=False))
+    hit.line_start, hit.line_end = taken[0].line_start, taken[-1].line_end
+    if len(taken) > 1:
+        hit.symbol_kind = hit.scope = None
+
+
+def _follows(before: ChunkRow, after: ChunkRow) -> bool:
+    """Both carry a line range and ``after`` starts below where ``before`` ends."""
+    return (before.line_end is not None and after.line_start is not None
+            and after.line_end is not None and after.line_start > before.line_end)
+
+
+def _line_run(siblings: list[ChunkRow], index: int) -> tuple[int, int]:
+    """The widest ``[first, last]`` around ``index`` whose chunks all carry line ranges in
+    file order, so their texts can be set at their own lines."""
+    first = last = index
+    while first > 0 and _follows(siblings[first - 1], siblings[first]):
+        first -= 1
+    while last + 1 < len(siblings) and _follows(siblings[last], siblings[last + 1]):
+        last += 1
+    return first, last
 
 
 def _window(siblings: list[ChunkRow], index: int, max_tokens: int, *,

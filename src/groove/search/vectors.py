@@ -38,6 +38,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,10 @@ _MASK_CACHE_SIZE = 32
 _LOAD_BLOCK_ROWS = 8192
 #: Above this many approximate candidates the exact scan over the allowed rows is cheaper.
 _MAX_CANDIDATES = 4096
+#: A mask allowing fewer than 1/_SUBSET_SCAN_FACTOR of the rows is scored on its
+#: own rows (gathering rows costs more than scoring them; break-even measured near
+#: 1/8); a wider one takes its scores from one product over the whole matrix.
+_SUBSET_SCAN_FACTOR = 8
 
 
 def _release_freed_heap() -> None:
@@ -92,6 +97,7 @@ class VectorIndex:
         self.embedded = np.zeros(0, dtype=bool)
         self._doc_slot = np.zeros(0, dtype=np.int32)
         self._cjk = np.zeros(0, dtype=bool)
+        self._not_cjk = np.zeros(0, dtype=bool)
         self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
@@ -161,6 +167,7 @@ class VectorIndex:
         cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
                               count=len(columns.documents))
         self._cjk = cjk_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
+        self._not_cjk = ~self._cjk
         codes = columns.kind_code if columns.kind_code is not None else np.full(
             len(columns.ids), -1, dtype=np.int16)
         self._kind_code = codes[rows] if len(ids) else np.zeros(0, dtype=np.int16)
@@ -224,8 +231,11 @@ class VectorIndex:
             return mean, cov
 
     def script_mask(self, cjk: bool) -> np.ndarray:
-        """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py)."""
-        return self._cjk if cjk else ~self._cjk
+        """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py).
+
+        Both masks are built once per index generation; callers must not modify them.
+        """
+        return self._cjk if cjk else self._not_cjk
 
     def in_script(self, chunk_ids: list[int], cjk: bool) -> list[bool]:
         """For each resident chunk id: is its document written in that script family?"""
@@ -281,27 +291,51 @@ class VectorIndex:
 
         Ties are broken by chunk id, so the answer is deterministic.
         """
+        return self.top_n_each(query, n, (allowed,))[0]
+
+    def top_n_each(self, query: np.ndarray, n: int, masks: Sequence[np.ndarray]
+                   ) -> list[list[tuple[int, float]]]:
+        """:meth:`top_n` for each mask in ``masks``, sharing one pass over the matrix.
+
+        The exact path scores every row once (one matrix-vector product) and
+        then only selects per mask, so asking for several masks costs one
+        scan plus a cheap selection each. A mask that allows few rows is scored
+        on its own rows instead, unless the full product is already there.
+        """
         if not len(self.ids) or n <= 0 or self.matrix.dim != len(query):
-            return []
-        allowed = allowed & self.embedded
-        count = int(allowed.sum())
-        if count <= 0:
-            return []
-        view = self._view
-        if view is not None and view.generation == self._generation \
-                and count > self.settings.ann_exact_max_rows:
-            found = self._approximate(view, query, n, allowed, count)
-            if found is not None:
-                return found
-        return self.exact_top_n(query, n, allowed)
+            return [[] for _ in masks]
+        shared = _SharedScores(self.matrix, query)
+        found: list[list[tuple[int, float]]] = []
+        for allowed in masks:
+            allowed = allowed & self.embedded
+            count = int(np.count_nonzero(allowed))
+            if count <= 0:
+                found.append([])
+                continue
+            view = self._view
+            if view is not None and view.generation == self._generation \
+                    and count > self.settings.ann_exact_max_rows:
+                approximate = self._approximate(view, query, n, allowed, count)
+                if approximate is not None:
+                    found.append(approximate)
+                    continue
+            found.append(self._exact(shared, n, allowed, count))
+        return found
 
     def exact_top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
         """The exact answer: every allowed row scored."""
         allowed = allowed & self.embedded
-        if allowed.all():
-            return self._best(np.arange(len(self.ids)), self.matrix.scores(query), n)
+        return self._exact(_SharedScores(self.matrix, query), n, allowed,
+                           int(np.count_nonzero(allowed)))
+
+    def _exact(self, shared: _SharedScores, n: int, allowed: np.ndarray,
+               count: int) -> list[tuple[int, float]]:
+        if count == len(self.ids):
+            return self._best(np.arange(len(self.ids)), shared.all(), n)
         rows = np.flatnonzero(allowed)
-        return self._best(rows, self.matrix.scores(query, rows), n)
+        if shared.done or count * _SUBSET_SCAN_FACTOR > len(self.ids):
+            return self._best(rows, shared.all()[rows], n)
+        return self._best(rows, shared.rows(rows), n)
 
     def _approximate(self, view: _AnnView, query: np.ndarray, n: int, allowed: np.ndarray,
                      count: int) -> list[tuple[int, float]] | None:
@@ -474,6 +508,28 @@ class VectorIndex:
                  len(added), len(removed))
         return ann_index.updated(added, lambda a, b: matrix.vectors(rows[a:b]), removed,
                              threads=threads, keep_going=lambda: not self._stop.is_set())
+
+
+class _SharedScores:
+    """The query's scores against every row, computed at most once, on first use."""
+
+    def __init__(self, matrix: ResidentMatrix, query: np.ndarray) -> None:
+        self._matrix = matrix
+        self._query = query
+        self._all: np.ndarray | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._all is not None
+
+    def all(self) -> np.ndarray:
+        if self._all is None:
+            self._all = self._matrix.scores(self._query)
+        return self._all
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """Scores of ``rows`` only (copies those rows: worth it only for a few)."""
+        return self._matrix.scores(self._query, rows)
 
 
 def _runs(rows: np.ndarray) -> list[tuple[int, int]]:

@@ -72,14 +72,19 @@ class Systemd(Backend):
         except (OSError, UnicodeDecodeError):
             return False
 
+    @staticmethod
+    def _unit_head(spec: ServiceSpec, written: str, what: str) -> list[str]:
+        """The marker comment and the [Unit] description every file groove writes starts with."""
+        return [f"{MARKER} ({spec.name}): {written}",
+                "# `groove service uninstall --name " + spec.name + "` removes it.",
+                "[Unit]",
+                f"Description=groove knowledge-base {what} for "
+                f"{_escape_specifiers(str(spec.kb_path))}"]
+
     def render_socket(self, spec: ServiceSpec) -> str:
         """The .socket unit of a socket-activated service: systemd binds, groove inherits."""
-        kb = _escape_specifiers(str(spec.kb_path))
         return "\n".join([
-            f"{MARKER} ({spec.name}): socket written by `groove service install --socket`;",
-            "# `groove service uninstall --name " + spec.name + "` removes it with the service.",
-            "[Unit]",
-            f"Description=groove knowledge-base socket for {kb}",
+            *self._unit_head(spec, "socket written by `groove service install --socket`", "socket"),
             "",
             "[Socket]",
             f"ListenStream={spec.bind}",
@@ -93,10 +98,8 @@ class Systemd(Backend):
     def render(self, spec: ServiceSpec) -> str:
         kb = _escape_specifiers(str(spec.kb_path))
         return "\n".join([
-            f"{MARKER} ({spec.name}): written by `groove service install`; re-run it to change",
-            "# this file, `groove service uninstall --name " + spec.name + "` to remove it.",
-            "[Unit]",
-            f"Description=groove knowledge-base server for {kb}",
+            *self._unit_head(spec, "written by `groove service install`; re-run it to change "
+                             "this file", "server"),
             *([f"Requires={spec.name}.socket", f"After={spec.name}.socket"] if spec.socket
               else []),
             "StartLimitIntervalSec=300",

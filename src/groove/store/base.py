@@ -44,6 +44,8 @@ class IndexMeta:
     model_url: str | None = None  # where a remote model was served (docs/scaling.md)
     #: Which chunking policy built the documents (models.CHUNK_POLICY or "legacy").
     chunk_policy: str | None = None
+    #: The splitting rule of each parser that built the documents ({parser id: policy}).
+    parser_policies: dict[str, str] | None = None
     #: The declared frontmatter keys the last completed run stored, sorted, as a
     #: JSON list; None when no run has recorded a set yet (docs/search.md 'Fields').
     declared_fields: tuple[str, ...] | None = None
@@ -112,6 +114,7 @@ class Store(ABC):
         model_url: str | None = None,
         chunk_policy: str | None = None,
         declared_fields: Sequence[str] | None = None,
+        parser_policies: dict[str, str] | None = None,
     ) -> None: ...
 
     @abstractmethod
@@ -270,6 +273,10 @@ class Store(ABC):
 
     @abstractmethod
     def stats(self) -> StoreStats: ...
+
+    def document_path(self, doc_id: int) -> str | None:
+        """The path of one document by id (None: gone)."""
+        return None
 
     def field_row_count(self) -> int:
         """How many declared-field values the index holds (``groove status``)."""

@@ -382,6 +382,8 @@ class SQLiteStore(Store):
         self._fulltext_committed_at = time.monotonic()
         #: True from this process's first text write until :meth:`flush`.
         self._fulltext_writing = False
+        #: The stamp of the full-text commit loaded here (None: not looked at yet).
+        self._fulltext_seen: Stamp | None = None
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -577,6 +579,7 @@ class SQLiteStore(Store):
             changed_at=_opt_float(values.get("changed_at")),
             model_url=values.get("model_url") or None,
             chunk_policy=values.get("chunk_policy"),
+            parser_policies=_opt_policies(values.get("parser_policies")),
             declared_fields=_opt_names(values.get("declared_fields")),
         )
 
@@ -591,6 +594,7 @@ class SQLiteStore(Store):
         model_url: str | None = None,
         chunk_policy: str | None = None,
         declared_fields: Sequence[str] | None = None,
+        parser_policies: dict[str, str] | None = None,
     ) -> None:
         """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
@@ -607,13 +611,16 @@ class SQLiteStore(Store):
             "build_state": build_state,
             "model_url": model_url,
             "chunk_policy": chunk_policy,
+            "parser_policies": None if parser_policies is None else json.dumps(
+                dict(sorted(parser_policies.items()))),
             "declared_fields": None if declared_fields is None else json.dumps(
                 sorted(set(declared_fields)), ensure_ascii=False),
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
             return
-        structural = any(k not in ("last_indexed", "build_state", "chunk_policy")
+        structural = any(k not in ("last_indexed", "build_state", "chunk_policy",
+                                   "parser_policies")
                          for k, _ in rows)
         with self._errors("writing index_meta"), self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", rows)
@@ -792,6 +799,12 @@ class SQLiteStore(Store):
                 row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
                 if row is not None:
                     self._replace_fields(conn, row[0], fields)
+
+    def document_path(self, doc_id: int) -> str | None:
+        with self._errors("reading documents"):
+            row = self._conn.execute("SELECT path FROM documents WHERE id = ?",
+                                     (doc_id,)).fetchone()
+        return None if row is None else str(row[0])
 
     def field_row_count(self) -> int:
         return self._counters()["count_field_values"]
@@ -997,8 +1010,25 @@ class SQLiteStore(Store):
         return self._fulltext
 
     def _db_stamp(self) -> Stamp:
-        values = self._meta_values()
+        values = dict(self._conn.execute(
+            "SELECT key, value FROM index_meta WHERE key IN ('fulltext_id', 'text_generation')"
+        ).fetchall())
         return Stamp(values.get("fulltext_id") or "", int(values.get("text_generation") or 0))
+
+    def _loaded_fulltext(self) -> tuple[FullTextIndex, bool]:
+        """The full-text index and whether it reflects the database.
+
+        It is reloaded only when the commit it holds does not carry the
+        database's stamp (another process committed since, or it is stale):
+        a search on an unchanged index costs one small SELECT, no reload.
+        """
+        fulltext = self._fulltext_index()
+        with self._errors("reading the text generation"):
+            stamp = self._db_stamp()
+        if self._fulltext_seen != stamp:
+            fulltext.refresh()
+            self._fulltext_seen = fulltext.stamp()
+        return fulltext, self._fulltext_seen == stamp
 
     def _before_text_write(self) -> None:
         """Before this process's first write since its last flush: rebuild a stale index.
@@ -1021,6 +1051,7 @@ class SQLiteStore(Store):
         with self._errors("reading the text generation"):
             stamp = self._db_stamp()
         self._fulltext_index().commit(stamp)
+        self._fulltext_seen = stamp
         self._fulltext_queued = 0
         self._fulltext_committed_at = time.monotonic()
 
@@ -1039,9 +1070,7 @@ class SQLiteStore(Store):
         with self._lock:
             if self._fulltext_queued:
                 return True  # this process's own batch: published within a second
-            with self._errors("reading the text generation"):
-                stamp = self._db_stamp()
-            return self._fulltext_index().stamp() == stamp
+            return self._loaded_fulltext()[1]
 
     def ensure_fulltext(self) -> bool:
         """Rebuild the full-text index from the chunk rows when it is stale; True if rebuilt."""
@@ -1066,6 +1095,7 @@ class SQLiteStore(Store):
                 while block := cursor.fetchmany(4096):
                     fulltext.add([TextRow(*r) for r in block])
             fulltext.commit(stamp)
+            self._fulltext_seen = stamp
             self._fulltext_queued = 0
             self._fulltext_committed_at = time.monotonic()
             if not self._fulltext_writing:
@@ -1074,9 +1104,8 @@ class SQLiteStore(Store):
     def fulltext_search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """``[(chunk_id, score)]`` best first; the score is BM25 negated (lower is better)."""
         with self._lock:
-            hits = self._fulltext_index().search(phrases, limit)
-        # Equal scores in chunk-id order, so the leg's ranks are deterministic.
-        return sorted(((chunk_id, -score) for chunk_id, score in hits), key=lambda h: (h[1], h[0]))
+            hits = self._loaded_fulltext()[0].search(phrases, limit)
+        return [(chunk_id, -score) for chunk_id, score in hits]  # same order, lower is better
 
     def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
         """Chunks whose text holds any term, per the full-text index's matching rules."""
@@ -1084,7 +1113,7 @@ class SQLiteStore(Store):
         if not wanted:
             return set()
         with self._lock:
-            return self._fulltext_index().matching(wanted)
+            return self._loaded_fulltext()[0].matching(wanted)
 
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
@@ -1232,6 +1261,7 @@ class SQLiteStore(Store):
         if self._fulltext_queued:  # this process's own batch is not a finding: publish it
             self._commit_fulltext()
         fulltext = self._fulltext_index()
+        fulltext.refresh()
         found = fulltext.stamp()
         stamp = self._db_stamp()
         if found is None:
@@ -1302,6 +1332,10 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
 
 def _tags(raw: str | None) -> tuple[str, ...]:
     return tuple(json.loads(raw)) if raw else ()
+
+
+def _opt_policies(value: str | None) -> dict[str, str] | None:
+    return None if value is None else {str(k): str(v) for k, v in json.loads(value).items()}
 
 
 def _opt_names(value: str | None) -> tuple[str, ...] | None:
