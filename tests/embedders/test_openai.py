@@ -382,18 +382,23 @@ def test_queries_and_documents_can_use_different_models():
     assert (passage["model"], passage["input"]) == ("doc-model", ["a lon"])
     assert (query["model"], query["input"]) == ("query-model", ["a lon"])
 
+def _indexed_through(server: Scripted, tmp_path) -> Path:
+    """A one-note KB indexed through the scripted endpoint; returns its trusted config file."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nConnection pool timeouts.\n")
+    config = tmp_path / "groove.toml"
+    config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
+                      f'"{server.url}"\nmax_retries = 0\n')
+    assert _groove("index", "--config", str(config), "-q", cwd=tmp_path).returncode == 0
+    return config
+
 
 @pytest.mark.parametrize("status", [401, 429])
 def test_a_forced_rebuild_probes_first_and_leaves_the_index_alone(status, tmp_path):
     """The endpoint refuses: `groove index --force` stops before the reset, index intact."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "a.md").write_text("# A\n\nConnection pool timeouts.\n")
     with Scripted([]) as good:
-        config = tmp_path / "groove.toml"
-        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
-                          f'"{good.url}"\nmax_retries = 0\n')
-        assert _groove("index", "--config", str(config), "-q", cwd=tmp_path).returncode == 0
+        config = _indexed_through(good, tmp_path)
         good.answers = [(status, {"Retry-After": "0"}, {"error": {"message": "no"}})] * 3
         refused = _groove("index", "--config", str(config), "--force", "-q", cwd=tmp_path)
         assert refused.returncode != 0
@@ -462,14 +467,8 @@ def test_mcp_rebuild_index_force_probes_first_and_leaves_the_index_alone(tmp_pat
 
     from mcp import Client, StdioServerParameters
 
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "a.md").write_text("# A\n\nConnection pool timeouts.\n")
     with Scripted([]) as server:
-        config = tmp_path / "groove.toml"
-        config.write_text(f'kb_path = "{kb}"\nmodel = "openai:m"\n[embedder]\nurl = '
-                          f'"{server.url}"\nmax_retries = 0\n')
-        assert _groove("index", "--config", str(config), "-q", cwd=tmp_path).returncode == 0
+        config = _indexed_through(server, tmp_path)
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "groove", "serve", "--config", str(config),
                                           "--no-watch"], env=dict(os.environ))
