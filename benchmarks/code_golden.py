@@ -72,7 +72,8 @@ def main() -> None:
         fused = run_eval(kb, record_history=False).metrics
         with mock.patch("groove.search.candidates.fulltext_leg", return_value=[]):
             vector = run_eval(kb, record_history=False).metrics
-        with mock.patch("groove.search.candidates.vector_leg", return_value=[]):
+        # the pipeline reaches the vector leg through its cross-language wrapper
+        with mock.patch("groove.search.candidates.bilingual_vector_leg", return_value=[]):
             full_text = run_eval(kb, record_history=False).metrics
         kb.close()
     print(json.dumps({
