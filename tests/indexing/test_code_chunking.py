@@ -83,17 +83,32 @@ def test_a_piece_carrying_a_kind_is_short_only_when_it_is_a_whole_definition(fil
     text, definitions = file
     plan = plan_pieces(text, definitions, budget=budget)
     lines = text.split("\n")
+    parents = _parents(definitions)
     for piece in plan.pieces:
         d = piece.definition
         if d is None:
             continue
-        assert d.first_line <= piece.first
+        # it starts inside its definition, or on lines of the enclosing one folded into it
+        parent = parents.get(id(d))
+        assert (parent.first_line if parent else d.first_line) <= piece.first
         # past its definition a piece holds only the closing brackets folded into it
         assert all(set(ln.strip()) <= set("}])>;,") for ln in lines[d.last_line + 1:piece.last + 1])
         content = "\n".join(lines[piece.first:piece.last + 1]).strip()
         if len(content) < SHORT_CHARS:  # the whole definition (blank edges aside)
             own = [i for i in range(d.first_line, d.last_line + 1) if lines[i].strip()]
             assert not own or (piece.first <= own[0] and piece.last >= own[-1])
+
+
+def _parents(definitions: tuple[Definition, ...]) -> dict[int, Definition]:
+    """id(child) -> the definition it is nested in, over the whole forest."""
+    out: dict[int, Definition] = {}
+    stack = list(definitions)
+    while stack:
+        parent = stack.pop()
+        for child in parent.children:
+            out[id(child)] = parent
+            stack.append(child)
+    return out
 
 
 @settings(max_examples=200, deadline=None)
@@ -143,6 +158,33 @@ def test_a_definition_is_one_chunk_with_its_comment_kind_scope_and_lines():
     imports = chunks[0]
     assert imports.symbol_kind is None and imports.heading is None
     assert (imports.line_start, imports.line_end) == (1, 3)
+
+
+def test_a_one_line_class_header_opens_its_first_method_but_a_longer_one_stands_alone():
+    source = '''
+        class Lock:
+
+            def __init__(self, path):
+                self.path = path
+                self.depth = 0
+                self.other = 1
+
+            def hold(self):
+                """Hold the lock for the block, waiting for the holder to finish."""
+                self.depth += 1
+                return self.depth
+        '''
+    _, chunks = _python(source, budget=200)
+    init = chunks[0]
+    # the class line (under SHORT_CHARS) is the first line of __init__'s chunk
+    assert (init.heading, init.symbol_kind, init.scope) == ("__init__", "function", "class Lock")
+    assert (init.line_start, init.line_end) == (1, 6)
+    assert init.content.startswith("class Lock:")
+    assert not any(c.heading == "Lock" for c in chunks)
+    documented = source.replace("class Lock:\n", 'class Lock:\n            """The lock of one file."""\n')
+    _, chunks = _python(documented, budget=200)
+    assert [(c.heading, c.symbol_kind, c.line_start, c.line_end) for c in chunks][:2] == [
+        ("Lock", "class", 1, 2), ("__init__", "function", 4, 7)]
 
 
 def test_a_long_definition_is_cut_by_lines_and_every_piece_keeps_its_name():
