@@ -150,7 +150,7 @@ class _Run:
     count_tokens: TokenCounts = field(default_factory=lambda: TokenCounts(len))
 
     def __post_init__(self) -> None:
-        self.count_tokens = TokenCounts(self.embedder.token_count, self.embedder.token_bounds)
+        self.count_tokens = TokenCounts(self.embedder.token_count, self.embedder)
 
 
 def context_mode_name(enabled: bool) -> str:

@@ -17,6 +17,7 @@ one still stands alone (a document made of nothing else).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -138,6 +139,7 @@ def _is_link_list_line(line: str) -> bool:
     return _words(_MD_LINK.sub(r"\1", note)) <= LINK_NOTE_MAX_WORDS
 
 
+@functools.lru_cache(maxsize=256)  # chunking asks it of a body, then scores the same text
 def is_link_or_metadata_only(content: str) -> bool:
     """True when every non-blank line is a link, URL, date, short metadata line, or link-list item.
 

