@@ -61,6 +61,9 @@ _MASK_CACHE_SIZE = 32
 _LOAD_BLOCK_ROWS = 8192
 #: Above this many approximate candidates the exact scan over the allowed rows is cheaper.
 _MAX_CANDIDATES = 4096
+#: At least this many candidates are re-scored, however few are asked for: the
+#: codes only order them roughly, and re-scoring a few hundred rows costs ~0.1 ms.
+_MIN_CANDIDATES = 256
 #: A mask allowing fewer than 1/_SUBSET_SCAN_FACTOR of the rows is scored on its
 #: own rows (gathering rows costs more than scoring them; break-even measured near
 #: 1/8); a wider one takes its scores from one product over the whole matrix.
@@ -357,7 +360,7 @@ class VectorIndex:
     def _approximate(self, view: _AnnView, query: np.ndarray, n: int, allowed: np.ndarray,
                      count: int) -> list[tuple[int, float]] | None:
         share = count / len(self.ids)
-        k = math.ceil(n * self.settings.ann_oversample / share)
+        k = max(_MIN_CANDIDATES, math.ceil(n * self.settings.ann_oversample / share))
         if k > _MAX_CANDIDATES:
             return None
         keys = view.ann_index.search(query, k, self.settings.ann_nprobe)
