@@ -6,7 +6,7 @@
 ``--rows language`` (the default) measures the cross-language, diversity and
 answerability changes (per-script vector leg with its offset, imputed
 full-text scores, the same-document margin, translations ranked behind their
-sections, the new low_confidence rule), each
+sections, codes first, the new low_confidence rule), each
 alone on top of "before" and all together, on the contextual + folded index,
 with same-language recall@1 / MRR (queries whose id does not start ``x-``) next
 to the cross-language figures. ``--rows quality`` is the earlier table below
@@ -63,6 +63,8 @@ from groove.search.request import SearchRequest  # noqa: E402
 
 #: Row marker: low_confidence from leg agreement alone (the rule before the lift and top gap).
 AGREEMENT_RULE = AGREEMENT_RULE_KEY = "_agreement_only_low_confidence"
+#: Row marker: codes in the question (PG-E311, P2) do not reorder hits (the rule before them).
+NO_CODES = "_codes_ignored"
 
 COLUMNS = (("recall@1", "recall@1"), ("mrr", "MRR"), ("ndcg@5", "nDCG@5"),
            ("same_language_recall@1", "same-language recall@1"),
@@ -163,10 +165,15 @@ def evaluate(kb: KnowledgeBase, golden: Path, unanswerable: Path, search: dict[s
     search = dict(search)
     old = search.pop(OLD_RULE, False)
     agreement_only = search.pop(AGREEMENT_RULE, False)
+    no_codes = search.pop(NO_CODES, False)
     merged = deep(kb.config.search.model_dump(by_alias=True), search)
     config = kb.config.model_copy(update={"search": SearchConfig.model_validate(merged)})
     with ExitStack() as stack:
         stack.enter_context(mock.patch.object(kb, "config", config))
+        if no_codes:
+            from groove.search.query import ParsedQuery
+
+            stack.enter_context(mock.patch.object(ParsedQuery, "codes", property(lambda _: ())))
         if agreement_only:
             stack.enter_context(mock.patch.object(
                 confidence, "weak_evidence", lambda evidence: evidence.legs_disagree))
@@ -202,7 +209,7 @@ def sets(dev: Path) -> dict[str, tuple[Path, Path, Path]]:
 #: The cross-language, margin and answerability changes off: what main did before them.
 BEFORE_LANGUAGE = {"fusion": {"cross_language_offset": 0.0, "cross_language_imputation": 0.0,
                               "translation_ratio": 0.0},
-                   "document_margin": 0.0, AGREEMENT_RULE_KEY: True}
+                   "document_margin": 0.0, AGREEMENT_RULE_KEY: True, NO_CODES: True}
 OLD = deep(BEFORE_LANGUAGE, {"fusion": {"method": "rrf"}, "max_chunks_per_document": 0})
 
 
@@ -243,6 +250,8 @@ def language_rows(defaults: dict[str, Any]
          deep(before, {"document_margin": margin}), {}),
         (f"+ translations behind their sections (ratio {translation:g})", True, True,
          deep(before, {"fusion": {"translation_ratio": translation}}), {}),
+        ("+ codes first (PG-E311, P2)", True, True,
+         {k: v for k, v in before.items() if k != NO_CODES}, {}),
         ("+ new low_confidence rule", True, True,
          {k: v for k, v in before.items() if k != AGREEMENT_RULE_KEY}, {}),
         ("all together (defaults)", True, True, {}, {}),

@@ -115,14 +115,15 @@ def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidat
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,
                  rows: dict[int, ChunkRow]) -> tuple[Ranked, dict[int, ChunkRow], bool]:
-    """Hits holding the quoted phrases first (search/quotes.py); whether any holds them all."""
-    phrases = parsed.quoted
-    if not phrases:
+    """Hits holding the quoted phrases, then the codes, first (search/quotes.py); whether any
+    hit holds every quoted phrase."""
+    phrases, codes = parsed.quoted, parsed.codes
+    if not phrases and not codes:
         return ranked, rows, True
     pool, rest = ranked[:candidate_count(request.limit)], ranked[candidate_count(request.limit):]
     rows = _ensure_rows(store, rows, pool)
     texts = {c: f"{rows[c].heading or ''}\n{rows[c].content}" for c, _ in pool if c in rows}
-    pool, met = require_quoted(pool, texts, phrases)
+    pool, met = require_quoted(pool, texts, phrases, codes)
     return pool + rest, rows, met
 
 
