@@ -5,7 +5,8 @@
 
 ``--rows language`` (the default) measures the cross-language, diversity and
 answerability changes (per-script vector leg with its offset, imputed
-full-text scores, the same-document margin, the new low_confidence rule), each
+full-text scores, the same-document margin, translations ranked behind their
+sections, the new low_confidence rule), each
 alone on top of "before" and all together, on the contextual + folded index,
 with same-language recall@1 / MRR (queries whose id does not start ``x-``) next
 to the cross-language figures. ``--rows quality`` is the earlier table below
@@ -199,7 +200,8 @@ def sets(dev: Path) -> dict[str, tuple[Path, Path, Path]]:
 
 #: (row label, contextual, fold, [search] overrides, request fields)
 #: The cross-language, margin and answerability changes off: what main did before them.
-BEFORE_LANGUAGE = {"fusion": {"cross_language_offset": 0.0, "cross_language_imputation": 0.0},
+BEFORE_LANGUAGE = {"fusion": {"cross_language_offset": 0.0, "cross_language_imputation": 0.0,
+                              "translation_ratio": 0.0},
                    "document_margin": 0.0, AGREEMENT_RULE_KEY: True}
 OLD = deep(BEFORE_LANGUAGE, {"fusion": {"method": "rrf"}, "max_chunks_per_document": 0})
 
@@ -226,6 +228,7 @@ def language_rows(defaults: dict[str, Any]
     """The cross-language, diversity and answerability changes, alone and together."""
     offset, imputation = defaults["cross_language_offset"], defaults["cross_language_imputation"]
     margin = defaults["document_margin"]
+    translation = defaults["translation_ratio"]
     before = BEFORE_LANGUAGE
     return [
         ("before (convex, agreement-only low_confidence)", True, True, before, {}),
@@ -238,6 +241,8 @@ def language_rows(defaults: dict[str, Any]
                                   "cross_language_imputation": imputation}}), {}),
         (f"+ same-document margin {margin:g}", True, True,
          deep(before, {"document_margin": margin}), {}),
+        (f"+ translations behind their sections (ratio {translation:g})", True, True,
+         deep(before, {"fusion": {"translation_ratio": translation}}), {}),
         ("+ new low_confidence rule", True, True,
          {k: v for k, v in before.items() if k != AGREEMENT_RULE_KEY}, {}),
         ("all together (defaults)", True, True, {}, {}),
@@ -272,7 +277,8 @@ def main() -> None:
                 "max_chunks_per_document": SearchConfig().max_chunks_per_document,
                 "cross_language_offset": FusionConfig().cross_language_offset,
                 "cross_language_imputation": FusionConfig().cross_language_imputation,
-                "document_margin": SearchConfig().document_margin}
+                "document_margin": SearchConfig().document_margin,
+                "translation_ratio": FusionConfig().translation_ratio}
     old_conf, new_conf = confidence_settings()
     real = get_embedder("multilingual-e5-small")
     embedder = CachingEmbedder(real, CACHE / "embeddings.npz")

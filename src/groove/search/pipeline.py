@@ -1,6 +1,6 @@
 """The search pipeline, as one function calling one function per stage (docs/search.md).
 
-candidates → filters → fusion (RRF or convex) → reranker → quoted phrases first →
+candidates → filters → fusion (RRF or convex) → translations → reranker → quoted phrases first →
 per-document cap and same-document margin → MMR → parent retriever → match_spans → low_confidence. Filters are applied inside the candidate step
 (before each leg's cut to N), as the spec requires. Each optional stage is a
 no-op when off, so with all of them off the output is exactly the fused ranking.
@@ -27,6 +27,7 @@ from groove.search.confidence import (
 from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
 from groove.search.fusion import fuse
+from groove.search.language import is_cjk
 from groove.search.mmr import mmr_select
 from groove.search.parent import expand_parents
 from groove.search.query import ParsedQuery, parse_query
@@ -35,6 +36,7 @@ from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
+from groove.search.translations import raise_translations, translation_finder
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
 
@@ -54,6 +56,7 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                   foreign=candidates.foreign,
                   imputation=config.search.fusion.cross_language_imputation,
                   vectorless=candidates.vectorless)
+    ranked = _translation_stage(ranked, parsed, candidates, request, store, config, vectors)
     ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
     ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
     ranked = _cap_stage(ranked, stages, vectors, request.limit)
@@ -96,6 +99,18 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
         q = np.asarray(query, dtype=np.float64)
         gain = lift(scores[0], float(q @ mean), float(q @ cov @ q), len(vectors))
     return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
+
+
+def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,
+                       request: SearchRequest, store: Store, config: Config,
+                       vectors: VectorIndex) -> Ranked:
+    """The first ``limit`` results' other-language translations right behind them."""
+    ratio = config.search.fusion.translation_ratio
+    if ratio <= 0.0:
+        return ranked
+    twins = translation_finder(store, vectors, query_cjk=is_cjk(parsed.model_text),
+                               allowed=candidates.allowed)
+    return raise_translations(ranked, twins, ratio, request.limit)
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

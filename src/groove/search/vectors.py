@@ -51,6 +51,7 @@ from groove.search import ann
 from groove.search.filters import ChunkFilter
 from groove.search.language import is_cjk
 from groove.search.resident import ResidentMatrix
+from groove.search.translations import translated_documents
 from groove.store.base import Store
 
 log = logging.getLogger("groove.search")
@@ -102,6 +103,7 @@ class VectorIndex:
         self._cjk = np.zeros(0, dtype=bool)
         self._not_cjk = np.zeros(0, dtype=bool)
         self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
+        self._translations: tuple[int | None, dict[int, tuple[DocumentMeta, ...]]] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
         self._kind_code = np.zeros(0, dtype=np.int16)
@@ -232,6 +234,21 @@ class VectorIndex:
                 cov = centred.T @ centred / len(rows)
             self._moments = (self._generation, mean, cov)
             return mean, cov
+
+    def translations_of(self, doc_id: int) -> tuple[DocumentMeta, ...]:
+        """The other-language versions of a document (search/translations.py).
+
+        Found by path once per index generation; a lookup per call.
+        """
+        with self._lock:
+            cached = self._translations
+            if cached is None or cached[0] != self._generation:
+                docs = self.documents
+                found = translated_documents([d.path for d in docs])
+                cached = (self._generation, {docs[i].id: tuple(docs[j] for j in others)
+                                             for i, others in found.items()})
+                self._translations = cached
+            return cached[1].get(doc_id, ())
 
     def script_mask(self, cjk: bool) -> np.ndarray:
         """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py).
