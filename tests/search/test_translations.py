@@ -14,6 +14,7 @@ from groove.search.translations import (
     neutral_path,
     raise_translations,
     translated_documents,
+    translation_finder,
 )
 
 # --- translated files --------------------------------------------------------------------
@@ -173,3 +174,36 @@ def test_a_filtered_out_translation_is_not_added(bilingual: Corpus) -> None:
     assert all(not h.path.endswith(".ja.md") for h in response.results)
     response = bilingual.search(question + " -手数料", config=config, limit=4)
     assert all(h.heading != "手数料" for h in response.results)
+
+
+@pytest.mark.slow
+def test_with_the_real_model_translated_sections_pair_up_and_score_together(real: Corpus) -> None:
+    english = real.add("it/vpn.md", [
+        Sec("Install the Harbor VPN client from the software portal and sign in with your "
+            "staff account.", heading="Client configuration"),
+        Sec("If the handshake does not complete on hotel Wi-Fi, switch the client to TCP "
+            "port 443 and try again.", heading="Troubleshooting"),
+        Sec("Access is revoked on your last working day; return the laptop to IT.",
+            heading="Revoking access")], title="Staff VPN")
+    japanese = real.add("it/vpn.ja.md", [
+        Sec("ソフトウェアポータルから Harbor VPN クライアントをインストールし、社員アカウントで"
+            "サインインします。", heading="クライアント設定"),
+        Sec("ホテルの Wi-Fi でハンドシェイクが完了しない場合は、クライアントを TCP の 443 番ポート"
+            "に切り替えて再試行してください。", heading="トラブルシューティング"),
+        Sec("最終出勤日にアクセスは停止されます。ノートPCは情報システム課に返却してください。",
+            heading="利用停止")], title="社員用VPN")
+    real.add("it/travel.md", [
+        Sec("When travelling, connect to the hotel wifi first, open the captive portal, then "
+            "start the VPN.", heading="Connecting from a hotel"),
+        Sec("A VPN handshake that never completes is usually a blocked port or a wrong clock "
+            "on the laptop.", heading="VPN handshake problems")], title="Working while travelling")
+    question = "the VPN handshake never completes when I am on hotel wifi, what should I try"
+    results = real.search(question, limit=5).results
+    score = {(h.path, h.heading): h.score for h in results}
+    # Every section finds its own translation (an English question: the Japanese ones).
+    twins = translation_finder(real.store, real._vectors, query_cjk=False)
+    assert [twins(c) for c in english] == [(c,) for c in japanese]
+    assert twins(japanese[0]) == ()  # a translation in the question's own script is not raised
+    # The Japanese version scores at least the default ratio of the English section's score.
+    assert score[("it/vpn.ja.md", "トラブルシューティング")] >= 0.85 * score[
+        ("it/vpn.md", "Troubleshooting")]

@@ -104,7 +104,7 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
 def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,
                        request: SearchRequest, store: Store, config: Config,
                        vectors: VectorIndex) -> Ranked:
-    """The first ``limit`` results' other-language translations right behind them."""
+    """The first ``limit`` results' other-language translations close behind them."""
     ratio = config.search.fusion.translation_ratio
     if ratio <= 0.0:
         return ranked

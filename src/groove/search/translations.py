@@ -19,9 +19,10 @@ Two rules find a result's translation (docs/search.md, "Translations"):
   one version has and the other lacks matches nothing, because its nearest
   neighbour prefers its own counterpart.
 
-The translation of a fused candidate then scores at least ``ratio`` × the
-candidate's score (``[search] translation_ratio``; 0 is off): it ranks right
-behind the section it translates unless it was already better. The cost is
+The translation of one of the first results then scores at least ``ratio`` ×
+that result's score (``[search.fusion] translation_ratio``; 0 is off): it ranks
+close behind the section it translates — ahead of everything scoring less than
+that share — unless it was already ahead. The cost is
 one lookup per document among the first few candidates and a product of two
 documents' chunk vectors, whatever the size of the knowledge base.
 """
