@@ -48,31 +48,31 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     """Answer one (already validated) request."""
     stages = resolve_stages(request, config)
     parsed = parse_query(request.query)
-    vectors.refresh()
-    base_mask = vectors.mask(build_filter(request, config))
-    candidates = gather(store, embedder, config, vectors, parsed, base_mask, request.limit)
-    ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
-                  rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
-                  foreign=candidates.foreign,
-                  imputation=config.search.fusion.cross_language_imputation,
-                  vectorless=candidates.vectorless)
-    ranked = _translation_stage(ranked, parsed, candidates, request, store, config, vectors)
-    ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
-    ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
-    ranked = _cap_stage(ranked, stages, vectors, request.limit)
-    ranked = _mmr_stage(ranked, request, stages, vectors)
-    rows = _ensure_rows(store, rows, ranked)
-    # A chunk another process deleted since the vector refresh has no row: skip it.
-    hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
-    if stages.parent:
-        pr = config.search.parent_retriever
-        hits = expand_parents(hits, rows, store.document_chunks,
-                              whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
-                              max_expanded_tokens=pr.max_expanded_tokens)
-    for hit in hits:
-        hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
-    low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
-    return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
+    with vectors.pinned():  # one generation of the vectors for the whole search
+        base_mask = vectors.mask(build_filter(request, config))
+        candidates = gather(store, embedder, config, vectors, parsed, base_mask, request.limit)
+        ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
+                      rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
+                      foreign=candidates.foreign,
+                      imputation=config.search.fusion.cross_language_imputation,
+                      vectorless=candidates.vectorless)
+        ranked = _translation_stage(ranked, parsed, candidates, request, store, config, vectors)
+        ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
+        ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
+        ranked = _cap_stage(ranked, stages, vectors, request.limit)
+        ranked = _mmr_stage(ranked, request, stages, vectors)
+        rows = _ensure_rows(store, rows, ranked)
+        # A chunk another process deleted since the vector refresh has no row: skip it.
+        hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
+        if stages.parent:
+            pr = config.search.parent_retriever
+            hits = expand_parents(hits, rows, store.document_chunks,
+                                  whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
+                                  max_expanded_tokens=pr.max_expanded_tokens)
+        for hit in hits:
+            hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
+        low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
+        return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,

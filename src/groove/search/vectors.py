@@ -38,7 +38,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +94,13 @@ class VectorIndex:
         self._ann_path = ann_path
         self._model_id = model_id
         self._lock = threading.Lock()
+        #: Held while a reload reads the store: one reload at a time.
+        self._loading = threading.Lock()
+        #: Searches holding the loaded generation (pinned()), and its condition.
+        self._pins = threading.Condition()
+        self._pinned = 0
+        #: True while a reload waits for pinned searches to finish.
+        self.swap_waiting = False
         self._generation: int | None = None
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = ResidentMatrix(0, 0, self.settings.storage)
@@ -117,23 +124,55 @@ class VectorIndex:
 
     # --- loading ------------------------------------------------------------------
     def refresh(self) -> None:
-        """Reload when the index changed since the last load."""
+        """Reload when the index changed since the last load.
+
+        The new rows are read while searches go on; they are swapped in only
+        when no search holds the loaded generation (:meth:`pinned`), so a
+        search never sees the ids of one generation and the matrix of another.
+        """
         generation = self._store.generation()
         if generation == self._generation:
             return
-        with self._lock:
+        with self._loading:
             if generation == self._generation:
                 return
             with self._store.read_snapshot():
                 columns = self._store.chunk_columns()
                 ids, matrix, embedded = self._load_matrix(columns)
             _release_freed_heap()  # the blobs read above, back to the OS (about 0.4x at 588k)
-            self._set_columns(columns, ids)
-            self.ids, self.matrix, self.embedded = ids, matrix, embedded
-            self._masks.clear()
-            self._generation = generation
-            self._view = self._rebase(self._view)
+            with self._pins:
+                self.swap_waiting = True
+                self._pins.notify_all()  # whoever watches for a waiting reload
+                while self._pinned:
+                    self._pins.wait()
+                with self._lock:
+                    self._set_columns(columns, ids)
+                    self.ids, self.matrix, self.embedded = ids, matrix, embedded
+                    self._masks.clear()
+                    self._generation = generation
+                    self._view = self._rebase(self._view)
+                self.swap_waiting = False
         self._maintain_ann()
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Refresh, then keep the loaded generation for the duration of one search.
+
+        Concurrent searches (the server answers each on its own thread) each
+        pin; a reload waits for the pins to go before it swaps, and a search
+        arriving meanwhile waits for the swap (in :meth:`refresh`), so nobody
+        waits long and nobody starves.
+        """
+        self.refresh()
+        with self._pins:
+            self._pinned += 1
+        try:
+            yield
+        finally:
+            with self._pins:
+                self._pinned -= 1
+                if not self._pinned:
+                    self._pins.notify_all()
 
     def _load_matrix(self, columns: ChunkColumns
                      ) -> tuple[np.ndarray, ResidentMatrix, np.ndarray]:
