@@ -5,7 +5,8 @@
 
 ``--rows language`` (the default) measures the cross-language, diversity and
 answerability changes (per-script vector leg with its offset, imputed
-full-text scores, the same-document margin, the new low_confidence rule), each
+full-text scores, the same-document margin, translations ranked behind their
+sections, codes first, the new low_confidence rule), each
 alone on top of "before" and all together, on the contextual + folded index,
 with same-language recall@1 / MRR (queries whose id does not start ``x-``) next
 to the cross-language figures. ``--rows quality`` is the earlier table below
@@ -62,6 +63,8 @@ from groove.search.request import SearchRequest  # noqa: E402
 
 #: Row marker: low_confidence from leg agreement alone (the rule before the lift and top gap).
 AGREEMENT_RULE = AGREEMENT_RULE_KEY = "_agreement_only_low_confidence"
+#: Row marker: codes in the question (PG-E311, P2) do not reorder hits (the rule before them).
+NO_CODES = "_codes_ignored"
 
 COLUMNS = (("recall@1", "recall@1"), ("mrr", "MRR"), ("ndcg@5", "nDCG@5"),
            ("same_language_recall@1", "same-language recall@1"),
@@ -162,10 +165,15 @@ def evaluate(kb: KnowledgeBase, golden: Path, unanswerable: Path, search: dict[s
     search = dict(search)
     old = search.pop(OLD_RULE, False)
     agreement_only = search.pop(AGREEMENT_RULE, False)
+    no_codes = search.pop(NO_CODES, False)
     merged = deep(kb.config.search.model_dump(by_alias=True), search)
     config = kb.config.model_copy(update={"search": SearchConfig.model_validate(merged)})
     with ExitStack() as stack:
         stack.enter_context(mock.patch.object(kb, "config", config))
+        if no_codes:
+            from groove.search.query import ParsedQuery
+
+            stack.enter_context(mock.patch.object(ParsedQuery, "codes", property(lambda _: ())))
         if agreement_only:
             stack.enter_context(mock.patch.object(
                 confidence, "weak_evidence", lambda evidence: evidence.legs_disagree))
@@ -199,8 +207,9 @@ def sets(dev: Path) -> dict[str, tuple[Path, Path, Path]]:
 
 #: (row label, contextual, fold, [search] overrides, request fields)
 #: The cross-language, margin and answerability changes off: what main did before them.
-BEFORE_LANGUAGE = {"fusion": {"cross_language_offset": 0.0, "cross_language_imputation": 0.0},
-                   "document_margin": 0.0, AGREEMENT_RULE_KEY: True}
+BEFORE_LANGUAGE = {"fusion": {"cross_language_offset": 0.0, "cross_language_imputation": 0.0,
+                              "translation_ratio": 0.0},
+                   "document_margin": 0.0, AGREEMENT_RULE_KEY: True, NO_CODES: True}
 OLD = deep(BEFORE_LANGUAGE, {"fusion": {"method": "rrf"}, "max_chunks_per_document": 0})
 
 
@@ -226,6 +235,7 @@ def language_rows(defaults: dict[str, Any]
     """The cross-language, diversity and answerability changes, alone and together."""
     offset, imputation = defaults["cross_language_offset"], defaults["cross_language_imputation"]
     margin = defaults["document_margin"]
+    translation = defaults["translation_ratio"]
     before = BEFORE_LANGUAGE
     return [
         ("before (convex, agreement-only low_confidence)", True, True, before, {}),
@@ -238,6 +248,10 @@ def language_rows(defaults: dict[str, Any]
                                   "cross_language_imputation": imputation}}), {}),
         (f"+ same-document margin {margin:g}", True, True,
          deep(before, {"document_margin": margin}), {}),
+        (f"+ translations behind their sections (ratio {translation:g})", True, True,
+         deep(before, {"fusion": {"translation_ratio": translation}}), {}),
+        ("+ codes first (PG-E311, P2)", True, True,
+         {k: v for k, v in before.items() if k != NO_CODES}, {}),
         ("+ new low_confidence rule", True, True,
          {k: v for k, v in before.items() if k != AGREEMENT_RULE_KEY}, {}),
         ("all together (defaults)", True, True, {}, {}),
@@ -272,7 +286,8 @@ def main() -> None:
                 "max_chunks_per_document": SearchConfig().max_chunks_per_document,
                 "cross_language_offset": FusionConfig().cross_language_offset,
                 "cross_language_imputation": FusionConfig().cross_language_imputation,
-                "document_margin": SearchConfig().document_margin}
+                "document_margin": SearchConfig().document_margin,
+                "translation_ratio": FusionConfig().translation_ratio}
     old_conf, new_conf = confidence_settings()
     real = get_embedder("multilingual-e5-small")
     embedder = CachingEmbedder(real, CACHE / "embeddings.npz")

@@ -56,6 +56,7 @@ from groove.errors import (
 )
 from groove.indexing.indexer import IndexSummary, Reporter, context_mode_name, run_index
 from groove.indexing.state import (
+    ONE_SHOT_FILES_WAIT_S,
     FileChanges,
     FileChangesMonitor,
     count_file_changes,
@@ -337,7 +338,8 @@ class KnowledgeBase:
         """Who is writing the index now (pid and command), or None."""
         return self.writer_lock.holder()
 
-    def index_state(self, *, files: bool = True, wait_for_files: bool = False) -> IndexState:
+    def index_state(self, *, files: bool = True, wait_for_files: bool = False,
+                    files_limit: float | None = ONE_SHOT_FILES_WAIT_S) -> IndexState:
         """How complete the index is (docs/index-lifecycle.md); never waits for a writer.
 
         Documents and chunks come from the index's counters (one read). With
@@ -345,7 +347,8 @@ class KnowledgeBase:
         background walk of the folder made (None until one finished: a
         server's search never walks the folder on its own thread);
         ``wait_for_files`` (one-shot commands) waits for the walk a search
-        started beside its own work.
+        started beside its own work, up to ``files_limit`` seconds after it
+        began (None: until it ends); a walk still running leaves the counts None.
         """
         from groove.indexing.state import index_state
 
@@ -355,7 +358,7 @@ class KnowledgeBase:
         try:
             changes: FileChanges | None = None
             if files:
-                changes = self._file_changes.current(wait=wait_for_files)
+                changes = self._file_changes.current(wait=wait_for_files, limit=files_limit)
             with self.reading() as store:
                 return index_state(store, building=building, files=changes)
         except NoIndexError:  # a build killed before it wrote the schema left an empty file
@@ -509,7 +512,7 @@ class KnowledgeBase:
         cut = encoded[:DOCUMENT_TEXT_CAP_BYTES].decode("utf-8", errors="ignore")
         return DocumentText(row, cut, True)
 
-    def status(self, *, check: bool = True) -> dict[str, Any]:
+    def status(self, *, check: bool = True, count_files: bool = False) -> dict[str, Any]:
         """The ``groove status`` object (docs/index-lifecycle.md, "Status fields").
 
         Raises NoIndexError when there is no index. Keys are stable: the text
@@ -520,9 +523,14 @@ class KnowledgeBase:
         page: about a second per 400 MB on a busy machine; ``doctor`` checks a
         larger one); a server (``check=False``) answers from its counters and
         the background count, so a status poll costs the same at any size.
+        The one-shot count is waited for up to ``ONE_SHOT_FILES_WAIT_S`` (a
+        huge folder answers ``null``: not counted); ``count_files`` waits for
+        it however long the walk takes.
         """
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
+        if check:
+            self._file_changes.start()  # the walk runs beside the reads below
         with self.reading() as store:
             if check and _file_size(self.db_path) <= STATUS_PAGE_CHECK_MAX_BYTES:
                 store.check_health()
@@ -544,7 +552,9 @@ class KnowledgeBase:
             "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
             "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},
-            "index": self.index_state(wait_for_files=check).to_json(),
+            "index": self.index_state(
+                wait_for_files=check,
+                files_limit=None if count_files else ONE_SHOT_FILES_WAIT_S).to_json(),
         }
 
     def close(self) -> None:

@@ -25,6 +25,18 @@ def passage_text(context: str, content: str) -> str:
     return f"{context}\n\n{content}" if context else content
 
 
+def estimated_tokens(text: str) -> int:
+    """A chunk's tokens when its exact count is not stored yet: UTF-8 bytes / 4.
+
+    Four bytes is about one token of English (four letters) and of Japanese
+    (a token of one or two characters of three bytes each), so the estimate
+    holds across scripts where characters / 4 would undercount Japanese
+    about threefold. ``SQLiteStore.pending_token_estimate`` computes the same
+    in SQL.
+    """
+    return max(1, len(text.encode("utf-8", "surrogatepass")) // 4)
+
+
 def code_breadcrumb(path: str, scope: str | None, kind: str | None, name: str | None) -> str:
     """``src/db.rs > impl Database > method open``: where a code chunk sits, in words.
 
@@ -128,7 +140,9 @@ class Chunk:
     level: int | None
     context: str
     content: str
-    token_count: int
+    #: The content's tokens, or None when the rows pass did not need to count
+    #: them (groove.indexing.tokens): the vectors pass stores the count.
+    token_count: int | None
     quality: float
     ancestry: tuple[str, ...] = ()
     #: Source-code chunks only (None for prose): the definition's kind and

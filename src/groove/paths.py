@@ -12,6 +12,7 @@ which every read goes through afterwards.
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from urllib.parse import quote, unquote
 
@@ -67,6 +68,8 @@ def _refuse_lexically(form: str, original: str, what: str) -> None:
 _RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
                        *(f"LPT{i}" for i in range(1, 10))})
 _UNTRAVELLED_CHARS = frozenset('<>:"|?*')
+#: Any of them, or a control character: the quick test before the message is built.
+_UNTRAVELLED = re.compile(r'[<>:"|?*\x00-\x1f]')
 
 
 def travel_problem(rel_path: str) -> str | None:
@@ -85,8 +88,8 @@ def travel_problem(rel_path: str) -> str | None:
     for segment in rel_path.split("/"):
         if not segment:
             continue
-        bad = sorted({c for c in segment if c in _UNTRAVELLED_CHARS or ord(c) < 32})
-        if bad:
+        if _UNTRAVELLED.search(segment):
+            bad = sorted({c for c in segment if c in _UNTRAVELLED_CHARS or ord(c) < 32})
             shown = " ".join(repr(c) for c in bad)
             return f"{segment!r} contains {shown}, which Windows does not allow in a name"
         if segment[-1] in ". ":

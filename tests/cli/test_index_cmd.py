@@ -35,9 +35,12 @@ def _folder(root: Path, documents: int) -> Path:
 
 def _groove(*args: str, cwd: Path) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != "GROOVE_LOG"}
+    # A suite started in the background of a non-interactive shell inherits SIGINT
+    # ignored; the child gets the default back, as a run from a terminal has it.
     return subprocess.Popen([sys.executable, "-m", "groove", *args], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 PERCENT = re.compile(r"^Embedding: (\d+)/(\d+) documents, (\d+)/(\d+) tokens \((\d+)%\), "

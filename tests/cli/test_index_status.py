@@ -171,3 +171,31 @@ def test_during_a_build_a_full_text_match_is_not_outranked_by_the_few_embedded_d
     answer = json.loads(run("search", "tokio spawn", "--kb-path", str(kb_dir)).stdout)
     assert answer["index"]["state"] == "incomplete"
     assert answer["results"][0]["path"] == "a/first.md"
+
+
+def test_status_does_not_wait_long_for_a_slow_walk_unless_asked(kb_dir, run, monkeypatch):
+    """A folder too large to walk at once answers "not counted yet"; --count-files waits."""
+    import threading
+
+    import groove.kb
+
+    run("index", "--kb-path", str(kb_dir), "-q")
+    gate = threading.Event()
+    real = groove.kb.count_file_changes
+
+    def slow_walk(*args, **kwargs):
+        gate.wait(30)  # the walk of a huge folder: still running when status answers
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(groove.kb, "count_file_changes", slow_walk)
+    monkeypatch.setattr(groove.kb, "ONE_SHOT_FILES_WAIT_S", 0.0)
+    quick = run("status", "--kb-path", str(kb_dir))
+    lines = dict(line.split(": ", 1) for line in quick.stdout.splitlines())
+    assert lines["Files newer than the index"].startswith("not counted yet")
+    assert "--count-files" in lines["Files newer than the index"]
+    as_json = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert as_json["index"]["files_newer"] is None and as_json["documents"] == 2
+    threading.Timer(0.05, gate.set).start()
+    full = run("status", "--kb-path", str(kb_dir), "--count-files")
+    lines = dict(line.split(": ", 1) for line in full.stdout.splitlines())
+    assert (lines["Files newer than the index"], lines["Files skipped"]) == ("0", "0")

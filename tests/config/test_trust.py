@@ -38,6 +38,7 @@ UNTRUSTED_MAY_SET = {
     "search.min_confidence_ratio", "search.max_chunks_per_document",
     "search.all_language_spans", "search.document_margin",
     "search.fusion.cross_language_imputation", "search.fusion.cross_language_offset",
+    "search.fusion.translation_ratio",
     "search.fusion.method", "search.fusion.vector_weight", "search.fusion.rrf_k",
     "search.fusion.bm25_heading_weight", "search.fusion.bm25_context_weight",
     "search.fusion.bm25_content_weight",

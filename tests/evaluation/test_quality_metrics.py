@@ -98,8 +98,9 @@ FLOORS = {"recall@1": 0.80, "mrr": 0.92, "multi_recall@5": 0.90, "cross_language
           "low_confidence_rate": 0.20, "unanswerable_low_confidence_rate": 0.80}
 
 DEV_SET = Path(__file__).parents[2].parent / "shared" / "eval"
-#: dev set, measured with the defaults: 0.581 / 0.791 / 0.696 / 0.800 / 0.125 / 0.650.
-DEV_FLOORS = {"recall@1": 0.55, "mrr": 0.75, "multi_recall@5": 0.65, "cross_language_recall@5": 0.7,
+#: dev set, measured with the defaults: 0.594 / 0.800 / 0.893 / 0.800 / 0.125 / 0.650
+#: (two-answer recall@5 0.714 before translations were ranked behind their sections).
+DEV_FLOORS = {"recall@1": 0.55, "mrr": 0.75, "multi_recall@5": 0.80, "cross_language_recall@5": 0.7,
               "low_confidence_rate": 0.18, "unanswerable_low_confidence_rate": 0.60}
 
 

@@ -20,14 +20,16 @@ OTHER = FusionParams(10.0, 4.0, 0.5, 1.0)
 def test_default_grid_is_the_spec_sweep_and_contains_the_defaults(tmp_path):
     grid = default_grid()
     # RRF × rrf_k, convex × vector_weight, convex × vector_weight × the cross-language
-    # offset and imputation (the default pair is already in the second block).
-    assert len(grid) == 4 + 3 + 3 * (3 * 3 - 1)
+    # offset and imputation (the default pair is already in the second block), and the
+    # translation ratio at the defaults (its default is already there too).
+    assert len(grid) == 4 + 3 + 3 * (3 * 3 - 1) + 3
     # The one-field full-text leg ignores the bm25 column weights: sweeping them only ties.
     assert {(p.bm25_heading_weight, p.bm25_context_weight, p.bm25_content_weight)
             for p in grid} == {(2.0, 1.0, 1.0)}
     assert len(set(grid)) == len(grid)
     assert {p.cross_language_offset for p in grid} == {0.0, 0.04, 0.08}
     assert {p.cross_language_imputation for p in grid} == {0.0, 0.5, 1.0}
+    assert {p.translation_ratio for p in grid} == {0.0, 0.7, 0.85, 1.0}
     assert {p.method for p in grid} == {"rrf", "convex"}
     assert params_of(load_config(kb_path=tmp_path, cwd=tmp_path)) == BASE
     assert BASE in grid

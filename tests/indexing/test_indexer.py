@@ -184,3 +184,18 @@ def test_a_file_over_max_chunks_per_file_keeps_its_tail(tmp_path, make_kb, caplo
     warnings = [r.getMessage() for r in caplog.records if "huge.md" in r.getMessage()]
     assert len(warnings) == 1 and "coarsely" in warnings[0]
     assert kb.store.meta().chunk_policy == "whole-file"
+
+
+def test_counts_the_rows_pass_skipped_are_written_with_the_vectors(kb, embedder):
+    """Sections that fit by the tokenizer's bounds are not counted by the rows pass; once the
+    vectors pass ran, every stored count is the tokenizer's exact one."""
+    def counts():
+        return {c.content: c.token_count for doc in kb.store.list_documents()
+                for c in kb.store.document_chunks(doc.id)}
+
+    kb.index(embed=False)
+    rows_only = counts()
+    assert None in rows_only.values()
+    assert all(n is None or n == embedder.token_count(text) for text, n in rows_only.items())
+    kb.index()
+    assert counts() == {text: embedder.token_count(text) for text in rows_only}

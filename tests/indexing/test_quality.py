@@ -69,3 +69,15 @@ def test_surrounding_whitespace_does_not_count():
 def test_score_is_always_within_bounds(text, binary):
     score = quality_score(text, binary_format=binary)
     assert 0.0 <= score <= 1.0
+
+
+@given(st.text(max_size=40))
+def test_normalising_drops_exactly_whitespace_punctuation_and_symbols(text):
+    """The translate table equals the per-character definition on any text."""
+    import unicodedata
+
+    from groove.indexing.quality import _normalise
+
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    assert _normalise(text) == "".join(
+        ch for ch in folded if not (ch.isspace() or unicodedata.category(ch)[0] in "PS"))

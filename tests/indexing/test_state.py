@@ -109,3 +109,11 @@ def test_an_invalidated_count_is_not_reported_and_a_stale_walk_is_dropped():
     monitor.invalidate()  # an index run finished while the first walk ran
     gate.set()
     assert monitor.current(wait=True) == FileChanges(0, 0)
+
+
+def test_a_one_shot_wait_ends_at_its_limit_and_an_unlimited_one_gets_the_count():
+    release = threading.Event()
+    monitor = FileChangesMonitor(lambda: (release.wait(30), FileChanges(newer=1, skipped=0))[1])
+    assert monitor.current(wait=True, limit=0.0) is None  # the walk outlasts the wait
+    threading.Timer(0.05, release.set).start()
+    assert monitor.current(wait=True, limit=None) == FileChanges(newer=1, skipped=0)

@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groove.errors import GrooveError, PathRefused
 from groove.indexing import walk
@@ -351,3 +353,29 @@ def test_a_very_deep_tree_is_cut_at_the_depth_cap_with_one_warning(tmp_path):
     assert sorted(p.rsplit("/", 1)[1] for p in found) == ["n10.md", f"n{walk.MAX_DIR_DEPTH}.md"]
     assert len(skipped) == 1 and f"deeper than {walk.MAX_DIR_DEPTH} folder levels" in skipped[0][1]
     assert skipped[0][0].count("/") == walk.MAX_DIR_DEPTH
+
+
+_SEGMENT = st.sampled_from(["a", "b.md", ".", "..", "", ".hidden", "x.", "ノート.md", "c.tar.gz"])
+
+
+@given(st.lists(_SEGMENT, max_size=6), st.booleans())
+def test_path_segments_are_split_as_pathlib_splits_them(segments, backslashes):
+    """The walk's string splitting equals PurePosixPath's for every relative path."""
+    from pathlib import PurePosixPath
+
+    rel = "/".join(segments)
+    if rel.startswith("/"):
+        rel = rel.lstrip("/")  # relative paths only: the walk never builds another kind
+    expected = [p for p in PurePosixPath(rel).parts if p not in ("", ".", "/")]
+    shown = rel.replace("/", "\\") if backslashes else rel
+    assert walk._parts(shown) == expected
+
+
+@given(st.text(max_size=12))
+def test_a_file_name_suffix_is_pathlibs(name):
+    from pathlib import PurePosixPath
+
+    name = name.replace("/", "_").replace("\x00", "_")
+    if name in ("", ".", ".."):
+        return
+    assert walk._suffix(name) == PurePosixPath(name).suffix

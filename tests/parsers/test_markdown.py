@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groove.errors import ConfigError, GrooveError
 from groove.models import Section
@@ -310,3 +312,32 @@ def test_text_file_is_one_section_titled_from_its_name():
 def test_text_file_must_be_utf8():
     with pytest.raises(GrooveError, match=r"a\.txt.*UTF-8"):
         TextParser().parse(b"\xff\xfe\x00", "a.txt")
+
+
+_YAML_ATOMS = st.sampled_from([
+    "title", "tags", "date", ":", ": ", " ", "  ", "\n", "\n  ", "- ", "-", "[", "]", ", ", ",",
+    "'", '"', "''", "2024-01-02", "2024-01-02 10:00:00", "12:30", "1:20:30", "yes", "No", "on",
+    "null", "3.14", "0x1F", "0o17", "017", "1_000", ".inf", "-.5", "+1", "1e3", "検索", "é",
+    "---", "...", "http://x.y/z", "(a)", "@", "key: [a, b]\n", "x:\n  - 1\n  - 2\n", "a.b", "_",
+    "\t", "#", " #", "!", "!!str", "&a", "*a", "|", ">", "? ", "{", "}", "%", "~", "\r\n",
+    "\u2028", "\ufeff", "\x85",
+])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_YAML_ATOMS, min_size=1, max_size=30).map("".join))
+def test_frontmatter_reads_the_same_as_pyyaml_safe_load(block):
+    """libyaml reads plain blocks (much faster); every block gives PyYAML's value or error."""
+    import yaml
+
+    from groove.parsers.markdown import load_yaml
+
+    try:
+        want: object = ("value", yaml.safe_load(block))
+    except yaml.YAMLError:
+        want = "error"
+    try:
+        got: object = ("value", load_yaml(block))
+    except yaml.YAMLError:
+        got = "error"
+    assert repr(got) == repr(want)

@@ -214,3 +214,21 @@ def test_a_planted_or_misshapen_ann_file_is_rebuilt_or_reported_never_a_tracebac
         assert path.is_file() and ann.AnnIndex.load(db, "test-model", DIM) is not None
     again.close()
     store.close()
+
+
+@given(dim=st.integers(1, 4096), rows=st.integers(1, 2_000_000))
+def test_code_shape_divides_the_vector_and_fits_the_training_data(dim, rows):
+    codes, bits = ann.code_shape(dim, rows)
+    assert dim % codes == 0  # faiss splits a vector into equal sub-vectors
+    assert dim // codes >= min(dim, ann.DIMS_PER_CODE)  # never more bytes than the budget
+    assert 1 <= bits <= 8
+    if rows >= 8:
+        assert 2 ** bits * 4 <= rows  # every codebook entry has training points
+
+
+def test_the_index_holds_a_small_fraction_of_the_vectors(built):
+    """The index only proposes candidates, so its codes are small (docs/scaling.md)."""
+    _, index, _ = built
+    view = index._view
+    assert view is not None
+    assert view.ann_index.index.code_size * ann.DIMS_PER_CODE <= DIM

@@ -122,3 +122,24 @@ def test_chunks_without_a_vector_are_known_but_never_returned_by_the_vector_leg(
     query = np.eye(4, dtype=np.float32)[axis]
     hits = index.top_n(query, 50, np.ones(len(index), dtype=bool))
     assert {c for c, _ in hits} == {r.id for r in rows if r.id in embedded}
+
+
+def test_a_pinned_search_keeps_its_generation_while_a_reload_waits():
+    """Searches run on several threads: a reload never swaps the rows under one of them."""
+    import threading
+
+    store = MemoryStore([_row(i, i % 3, 1.0, False) for i in range(6)])
+    index = VectorIndex(store)  # type: ignore[arg-type]
+    with index.pinned():
+        before = index.ids
+        store.rows = store.rows + [_row(6, 1, 1.0, False)]
+        store.gen += 1
+        reload = threading.Thread(target=index.refresh)
+        reload.start()
+        with index._pins:  # the reload has read the new rows and waits for this search
+            assert index._pins.wait_for(lambda: index.swap_waiting, timeout=30)
+        assert index.ids is before and len(index.ids) == 6  # still the search's generation
+        assert index.positions([5]).tolist() == [5]
+    reload.join(30)
+    assert not reload.is_alive()
+    assert len(index.ids) == 7 and not index.swap_waiting

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -628,3 +629,12 @@ def test_skips_and_refreshed_times_are_recorded(store: SQLiteStore) -> None:
     store.refresh_mtimes({"a.md": 2.0})
     assert store.document_mtimes() == {"a.md": 2.0}
     assert store.generation() == before  # neither is a document change
+
+
+def test_vectors_fill_in_missing_counts_and_never_replace_one(store: SQLiteStore) -> None:
+    uncounted = [replace(c, token_count=None) for c in chunks("one", "two")]
+    store.write_document(record("a.md"), [uncounted[0], chunks("", "two")[1]], None)
+    ids = [c.id for c in store.document_chunks(store.get_document("a.md").id)]  # type: ignore[union-attr]
+    assert [c.token_count for c in store.get_chunks(ids).values()] == [None, 0]
+    store.write_vectors(dict(zip(ids, vecs(2), strict=True)), {ids[0]: 11, ids[1]: 99})
+    assert [store.get_chunks(ids)[i].token_count for i in ids] == [11, 0]

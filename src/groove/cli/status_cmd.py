@@ -41,18 +41,28 @@ def index_lines(status: dict[str, Any]) -> list[str]:
         f"Chunks embedded: {state['chunks_embedded']}/{state['chunks']}",
         f"Build running: {running}",
         f"Last change: {state['last_change'] or 'never'}",
-        f"Files newer than the index: {state['files_newer']}",
-        f"Files skipped: {state['files_skipped']}"
+        f"Files newer than the index: {_count(state['files_newer'])}",
+        f"Files skipped: {_count(state['files_skipped'])}"
         + (" (run groove doctor to see why)" if state["files_skipped"] else ""),
     ]
 
 
+def _count(value: int | None) -> str:
+    if value is None:
+        return "not counted yet (a large folder: `groove status --count-files` waits for the count)"
+    return str(value)
+
+
 @cli.command("status")
 @format_option("text", "json", default="text")
+@click.option("--count-files", is_flag=True,
+              help="Wait for the count of changed and skipped files however long the walk of "
+                   "the folder takes (by default a folder too large to walk in 0.3 s "
+                   "answers 'not counted yet').")
 @kb_options()
-def status_command(kb: KnowledgeBase, fmt: str) -> None:
+def status_command(kb: KnowledgeBase, fmt: str, count_files: bool) -> None:
     """Show what the index holds; exit 2 with a message on stderr when there is none."""
-    status = kb.status()
+    status = kb.status(count_files=count_files)
     if fmt == "json":
         click.echo(json.dumps(status, ensure_ascii=False, indent=2))
         return

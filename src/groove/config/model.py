@@ -201,6 +201,10 @@ class FusionConfig(_Section):
     cross_language_offset: float = Field(
         0.04, ge=0.0, le=0.5,
         description="a number in [0, 0.5] (cosine added to chunks in the other script; 0: off)")
+    translation_ratio: float = Field(
+        0.85, ge=0.0, le=1.0,
+        description="a number in [0, 1] (a result's translation in the other-language version "
+                    "of its file scores at least this share of its score; 0: off)")
 
 
 class MmrConfig(_Section):

@@ -47,6 +47,20 @@ class Embedder(ABC):
         """Tokens the model would see; backends without a tokenizer use ``len/4``."""
         return max(1, len(text) // 4)
 
+    def token_floor(self, text: str) -> int:
+        """At least this many tokens for ``text`` (:meth:`token_count`), known without tokenizing.
+
+        The indexer asks the bounds first and tokenizes only when they do not
+        settle whether a section fits the window or is a stub
+        (groove.indexing.tokens), so they must hold for every text. The
+        default knows nothing.
+        """
+        return 0
+
+    def token_ceiling(self, text: str) -> int | None:
+        """At most this many tokens for ``text``, known without tokenizing; None: unknown."""
+        return None
+
     def close(self) -> None:  # noqa: B027  (optional hook: most backends hold nothing)
         """Release connections or engines (nothing to do for most backends)."""
 

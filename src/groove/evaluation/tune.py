@@ -2,7 +2,8 @@
 
 The grid is both fusion methods with their own knob — RRF × ``rrf_k``, convex
 × ``vector_weight`` (the knob the other method ignores stays at its default) —
-plus convex × ``vector_weight`` × the cross-language offset and imputation. The
+plus convex × ``vector_weight`` × the cross-language offset and imputation, plus
+the translation ratio at the default settings. The
 bm25 column weights are not swept: the full-text leg indexes one field
 (docs/search.md), so they change nothing and every such cell would tie. Choosing the best cell
 on the same queries that score it would flatter the winner, so the choice is
@@ -59,6 +60,10 @@ CROSS_LANGUAGE_OFFSETS = (0.0, 0.04, 0.08)
 CROSS_LANGUAGE_IMPUTATIONS = (0.0, 0.5, 1.0)
 IDLE_CROSS_LANGUAGE_OFFSET = 0.04
 IDLE_CROSS_LANGUAGE_IMPUTATION = 0.5
+#: The translation ratio (docs/search.md, "Translations"), swept at the default
+#: vector weight and cross-language settings; elsewhere it stays at its default.
+TRANSLATION_RATIOS = (0.0, 0.7, 0.85, 1.0)
+IDLE_TRANSLATION_RATIO = 0.85
 #: The value of the knob a method ignores (rrf_k for convex, vector_weight for RRF).
 IDLE_RRF_K = 60.0
 IDLE_VECTOR_WEIGHT = 0.7
@@ -78,6 +83,7 @@ class FusionParams:
     vector_weight: float = IDLE_VECTOR_WEIGHT
     cross_language_offset: float = IDLE_CROSS_LANGUAGE_OFFSET
     cross_language_imputation: float = IDLE_CROSS_LANGUAGE_IMPUTATION
+    translation_ratio: float = IDLE_TRANSLATION_RATIO
 
     def label(self) -> str:
         knob = (f"w={self.vector_weight:g}" if self.method == "convex"
@@ -85,7 +91,8 @@ class FusionParams:
         return (f"{self.method} {knob} heading={self.bm25_heading_weight:g} "
                 f"context={self.bm25_context_weight:g} content={self.bm25_content_weight:g} "
                 f"xl_offset={self.cross_language_offset:g} "
-                f"xl_imputation={self.cross_language_imputation:g}")
+                f"xl_imputation={self.cross_language_imputation:g} "
+                f"translation={self.translation_ratio:g}")
 
     def toml_block(self) -> str:
         return "\n".join([
@@ -98,6 +105,7 @@ class FusionParams:
             f"bm25_content_weight = {self.bm25_content_weight:.1f}",
             f"cross_language_offset = {self.cross_language_offset:.2f}",
             f"cross_language_imputation = {self.cross_language_imputation:.2f}",
+            f"translation_ratio = {self.translation_ratio:.2f}",
         ])
 
 
@@ -111,7 +119,8 @@ def default_grid() -> list[FusionParams]:
                                     cross_language_imputation=g)
                 for w, o, g in itertools.product(VECTOR_WEIGHTS, CROSS_LANGUAGE_OFFSETS,
                                                  CROSS_LANGUAGE_IMPUTATIONS)]
-    return rrf + convex + [p for p in language if p not in convex]
+    translation = [dataclasses.replace(default, translation_ratio=t) for t in TRANSLATION_RATIOS]
+    return rrf + convex + [p for p in dict.fromkeys(language + translation) if p not in convex]
 
 
 def params_of(config: Config) -> FusionParams:
@@ -119,7 +128,7 @@ def params_of(config: Config) -> FusionParams:
     return FusionParams(float(f.rrf_k), float(f.bm25_heading_weight),
                         float(f.bm25_context_weight), float(f.bm25_content_weight),
                         f.method, float(f.vector_weight), float(f.cross_language_offset),
-                        float(f.cross_language_imputation))
+                        float(f.cross_language_imputation), float(f.translation_ratio))
 
 
 # --- the selection procedure (pure; unit-tested on hand-made scores) --------------

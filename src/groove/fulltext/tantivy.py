@@ -168,14 +168,15 @@ class TantivyIndex(FullTextIndex):
     def search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """The best ``limit`` chunks; equal scores in chunk-id order, also at the cut.
 
-        tantivy breaks ties by its own document order, so when the last score
-        fetched ties with the one at the cut, more are fetched (doubling) until
-        the tie is whole; then the tie is ordered by chunk id and cut.
+        tantivy breaks ties by its own document order, so one hit beyond the cut
+        is fetched: when it ties with the one at the cut, more are fetched
+        (doubling) until the tie is whole; then the tie is ordered by chunk id
+        and cut. Without a tie at the cut, that is one search.
         """
         query = self._any_of(phrases)
         if query is None or limit <= 0:
             return []
-        fetch = limit
+        fetch = limit + 1
         with self._lock:
             searcher = self._searcher()
             try:

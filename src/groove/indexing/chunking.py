@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from groove.indexing.code_chunking import FALLBACK_TAGS, code_chunks
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
+from groove.indexing.tokens import TokenCounter, TokenCounts, token_counts
 from groove.models import BY_SECTIONS, COARSE, Chunk, ParsedDocument, Section
 
 #: A section body shorter than this (in the embedder's tokens) is a stub.
@@ -50,7 +51,9 @@ BREADCRUMB_SEPARATOR = " > "
 
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
 
-TokenCounter = Callable[[str], int]
+#: The chunker's counter: a plain one (exact everywhere) or a run's
+#: :class:`~groove.indexing.tokens.TokenCounts` (bounds first, counts only as needed).
+Counter = TokenCounter | TokenCounts
 
 #: No tokenizer packs more than this many characters per token on average.
 MAX_CHARS_PER_TOKEN = 16
@@ -65,7 +68,7 @@ class ChunkPlan:
 
 
 def bounded_chunks(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
-                   count_tokens: TokenCounter, max_chunks: int, path: str = "",
+                   count_tokens: Counter, max_chunks: int, path: str = "",
                    code_chunk_chars: int = DEFAULT_CODE_CHUNK_CHARS) -> ChunkPlan:
     """At most ``max_chunks`` chunks that together hold every indexed line of ``doc``.
 
@@ -134,7 +137,7 @@ def coarse_chunks(doc: ParsedDocument, sections: list[Section], max_chunks: int,
 
 
 def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_tokens: int,
-                   count_tokens: TokenCounter, max_chunks: int | None = None,
+                   count_tokens: Counter, max_chunks: int | None = None,
                    fold_stubs: bool = True) -> list[Chunk]:
     """The chunks of one document, ``chunk_index`` numbered 0.. in document order.
 
@@ -142,8 +145,11 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
     not even split (:func:`bounded_chunks` learns so that a document is over
     the bound without splitting all of it). ``fold_stubs=False`` keeps every
     stub as its own chunk (the pre-folding behaviour, kept for the ablation
-    benchmark).
+    benchmark). With a :class:`~groove.indexing.tokens.TokenCounts` that has
+    bounds, a chunk whose count no decision needed gets ``token_count`` None
+    (counted later, by the vectors pass); the chunks are otherwise the same.
     """
+    counts = token_counts(count_tokens)
     excluded = [e.casefold() for e in exclude_headings if e]
     limit = max(1, max_tokens)
     fold_stubs = fold_stubs and not doc.binary_format  # a page or slide is cited as itself
@@ -157,7 +163,7 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
         content = section_content(section.body)
         if not content.strip():
             continue
-        if fold_stubs and is_stub(content, count_tokens):
+        if fold_stubs and is_stub(content, counts):
             stubs.append((section, content))
             continue
         if stubs:
@@ -175,14 +181,14 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
         if max_chunks is not None and len(chunks) >= max_chunks:
             break
         context = breadcrumb(doc.title, section.ancestry, section.heading)
-        for piece in split_to_fit(content, limit, count_tokens):
+        for piece in split_to_fit(content, limit, counts):
             chunks.append(Chunk(
                 chunk_index=len(chunks),
                 heading=section.heading,
                 level=section.level,
                 context=context,
                 content=piece,
-                token_count=count_tokens(piece),
+                token_count=counts.stored(piece),
                 quality=quality_score(piece, binary_format=doc.binary_format),
                 ancestry=section.ancestry,
             ))
@@ -219,17 +225,18 @@ def _cut_line(line: str, budget: int) -> list[str]:
     return parts
 
 
-def is_stub(content: str, count_tokens: TokenCounter) -> bool:
+def is_stub(content: str, count_tokens: Counter) -> bool:
     """A body that should not stand alone: link/metadata-only, or under the token floor.
 
     Tokens are only counted for bodies short enough to be under the floor (no
     tokenizer packs more than 16 characters per token on average), so a long
-    section costs no extra tokenizer pass.
+    section costs no extra tokenizer pass; nor for one the counter's bounds
+    already put at or over the floor.
     """
     if is_link_or_metadata_only(content):
         return True
     return (len(content) < STUB_FLOOR_TOKENS * MAX_CHARS_PER_TOKEN
-            and count_tokens(content) < STUB_FLOOR_TOKENS)
+            and token_counts(count_tokens).below(content, STUB_FLOOR_TOKENS))
 
 
 def _is_excluded(section: Section, excluded: list[str]) -> bool:
@@ -265,9 +272,14 @@ def breadcrumb(title: str, ancestry: tuple[str, ...], heading: str | None) -> st
     return joined[:BREADCRUMB_MAX_CHARS].rstrip()
 
 
-def split_to_fit(text: str, max_tokens: int, count_tokens: TokenCounter) -> list[str]:
-    """``text`` as one piece if it fits, else paragraphs -> lines -> characters."""
-    if count_tokens(text) <= max_tokens:
+def split_to_fit(text: str, max_tokens: int, count_tokens: Counter) -> list[str]:
+    """``text`` as one piece if it fits, else paragraphs -> lines -> characters.
+
+    Whether it fits is settled by the counter's bounds when they can
+    (:meth:`~groove.indexing.tokens.TokenCounts.fits`): most sections fit by a
+    wide margin and are never tokenized here.
+    """
+    if token_counts(count_tokens).fits(text, max_tokens):
         return [text]
     paragraphs = [p.strip("\n") for p in _BLANK_LINES.split(text)]
     return _pack([p for p in paragraphs if p.strip()], "\n\n", max_tokens, count_tokens,

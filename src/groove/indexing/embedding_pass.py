@@ -19,7 +19,10 @@ The rules:
 * a document's vectors are written in one transaction once *all* its chunks
   came back, so a document is either fully in the vector leg or not at all;
 * progress is counted in model tokens, which is what the embedder's time is
-  proportional to (files or chunks are not).
+  proportional to (files or chunks are not);
+* a chunk the rows pass stored without its token count (it fit the window
+  by a bound, groove.indexing.tokens) is counted here and its count written
+  with its vector, so a complete index holds every exact count.
 
 The executor seam (for other executors: remote actors, a remote embedder)
 is :class:`EmbeddingExecutor`: one method, :meth:`EmbeddingExecutor.map`.
@@ -41,7 +44,7 @@ import numpy as np
 
 from groove.embedders.base import Embedder
 from groove.errors import InputRejected
-from groove.models import passage_text
+from groove.models import estimated_tokens, passage_text
 from groove.store.base import PendingChunk, Store
 
 log = logging.getLogger("groove.indexing.embedding_pass")
@@ -75,6 +78,8 @@ class EmbedItem:
     doc_id: int
     text: str
     tokens: int
+    #: The content's exact count when the stored row lacked it (written with the vector).
+    content_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -246,13 +251,17 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
                        on_progress: ProgressCallback | None = None,
                        on_start: ProgressCallback | None = None,
                        window_tokens: int | None = None,
-                       write_lock: AbstractContextManager | None = None) -> EmbedProgress:
+                       write_lock: AbstractContextManager | None = None,
+                       count_missing: Callable[[str], int] | None = None) -> EmbedProgress:
     """Embed every pending chunk; return the totals.
 
     ``count_tokens`` (the embedder's tokenizer) sizes batches and progress;
     without it (the indexer's choice: tokenizing again costs as much as a
     tenth of the embedding) the count stored at chunking time plus a
     breadcrumb estimate of four characters per token is used.
+    ``count_missing`` (the indexer's tokenizer) counts the content of every
+    chunk stored without a count; the count is written in the transaction
+    that writes the chunk's document's vectors.
     ``window_tokens`` overrides :func:`window_tokens_for`. ``write_lock`` (a
     reusable lock) is held around each document's write, as for the rest of
     the indexer.
@@ -269,8 +278,10 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
     if progress.documents_total == 0:
         return progress
     lock = write_lock or nullcontext()
-    feed = _WindowFeed(store, count_tokens, window_tokens or window_tokens_for(progress.tokens_total))
+    feed = _WindowFeed(store, count_tokens, window_tokens or window_tokens_for(progress.tokens_total),
+                       count_missing)
     vectors: dict[int, dict[int, np.ndarray]] = {}
+    counts: dict[int, dict[int, int]] = {}
     rejected: set[int] = set()
     for batch, matrix in executor.map(feed.batches()):
         if matrix.shape[0] != len(batch.items):
@@ -279,18 +290,21 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
             if np.isnan(vector).any():
                 rejected.add(item.doc_id)
             vectors.setdefault(item.doc_id, {})[item.chunk_id] = vector
+            if item.content_tokens is not None:
+                counts.setdefault(item.doc_id, {})[item.chunk_id] = item.content_tokens
             feed.waiting[item.doc_id] -= 1
             if feed.waiting[item.doc_id] == 0:
                 del feed.waiting[item.doc_id]
                 if item.doc_id in rejected:
                     vectors.pop(item.doc_id)
+                    counts.pop(item.doc_id, None)
                     progress.documents_rejected += 1
                     log.warning("%s: the embedding endpoint rejected its input; skipped: its "
                                 "text stays searchable by full text and the next run sends it "
                                 "again", store.document_path(item.doc_id) or item.doc_id)
                     continue
                 with lock:
-                    store.write_vectors(vectors.pop(item.doc_id))
+                    store.write_vectors(vectors.pop(item.doc_id), counts.pop(item.doc_id, None))
                 progress.documents_done += 1
         progress.tokens_done += batch.tokens
         progress.chunks_done += len(batch.items)
@@ -302,13 +316,18 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
     return progress
 
 
-def _item(chunk: PendingChunk, count_tokens: Callable[[str], int] | None) -> EmbedItem:
+def _item(chunk: PendingChunk, count_tokens: Callable[[str], int] | None,
+          count_missing: Callable[[str], int] | None) -> EmbedItem:
     text = passage_text(chunk.context, chunk.content)
+    missing = None
+    if chunk.token_count is None and count_missing is not None:
+        missing = count_missing(chunk.content)
     if count_tokens is not None:
         tokens = count_tokens(text)
     else:
-        tokens = (chunk.token_count or len(chunk.content) // 4) + len(chunk.context) // 4
-    return EmbedItem(chunk.chunk_id, chunk.doc_id, text, max(1, tokens))
+        content = chunk.token_count or missing or estimated_tokens(chunk.content)
+        tokens = content + len(chunk.context) // 4
+    return EmbedItem(chunk.chunk_id, chunk.doc_id, text, max(1, tokens), missing)
 
 
 class _WindowFeed:
@@ -319,9 +338,10 @@ class _WindowFeed:
     """
 
     def __init__(self, store: Store, count_tokens: Callable[[str], int] | None,
-                 window_tokens: int) -> None:
+                 window_tokens: int, count_missing: Callable[[str], int] | None = None) -> None:
         self.store = store
         self.count_tokens = count_tokens
+        self.count_missing = count_missing
         self.window_tokens = max(1, window_tokens)
         self.waiting: dict[int, int] = {}
 
@@ -358,6 +378,6 @@ class _WindowFeed:
                 if current and chunk.doc_id != current[0].doc_id:
                     yield current
                     current = []
-                current.append(_item(chunk, self.count_tokens))
+                current.append(_item(chunk, self.count_tokens, self.count_missing))
             yield current
             after = page[-1].doc_id

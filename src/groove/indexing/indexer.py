@@ -26,7 +26,6 @@ complete if it was complete before (it did not look at the other files).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import stat
@@ -50,6 +49,7 @@ from groove.indexing.embedding_pass import (
     run_embedding_pass,
 )
 from groove.indexing.fileset import FileSet
+from groove.indexing.tokens import TokenCounts
 from groove.indexing.walk import file_kind, read_file_safely, sha256_hex
 from groove.models import (
     CHUNK_POLICY,
@@ -143,13 +143,14 @@ class _Run:
     #: Parser ids whose splitting rule changed since the index recorded it: their
     #: unchanged files are parsed again in this run (once; the new rule is recorded).
     reread: set[str] = field(default_factory=set)
-    #: The embedder's tokenizer, memoised for the run: chunking asks for the same
-    #: text several times (fit test, stub test, the chunk's count), and one call
-    #: costs about a microsecond per character, the bulk of the rows pass.
-    count_tokens: Callable[[str], int] = len
+    #: The embedder's tokenizer for the run, memoised and asked only when its
+    #: cheap bounds do not settle a chunking decision (groove.indexing.tokens):
+    #: one call costs about a microsecond per character, once the bulk of the
+    #: rows pass. The vectors pass counts what the rows pass left out.
+    count_tokens: TokenCounts = field(default_factory=lambda: TokenCounts(len))
 
     def __post_init__(self) -> None:
-        self.count_tokens = functools.lru_cache(maxsize=4096)(self.embedder.token_count)
+        self.count_tokens = TokenCounts(self.embedder.token_count, self.embedder)
 
 
 def context_mode_name(enabled: bool) -> str:
@@ -387,7 +388,7 @@ def _embed_pending(run: _Run, executor_factory: ExecutorFactory) -> None:
     progress = run_embedding_pass(
         run.store, executor_factory(run.embedder),
         on_start=run.reporter.embed_start, on_progress=run.reporter.embed_progress,
-        write_lock=run.write_lock,
+        write_lock=run.write_lock, count_missing=run.count_tokens,
     )
     run.summary.chunks_embedded = progress.chunks_done
     run.summary.rejected = progress.documents_rejected

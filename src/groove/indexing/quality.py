@@ -17,6 +17,7 @@ one still stands alone (a document made of nothing else).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -37,11 +38,23 @@ BOILERPLATE_PHRASES: tuple[str, ...] = (
 )
 
 
+class _Dropped(dict[int, int | None]):
+    """A ``str.translate`` table deleting whitespace, punctuation and symbols, filled in
+    per code point on first sight (the lookups of known ones stay in C)."""
+
+    def __missing__(self, code: int) -> int | None:
+        char = chr(code)
+        kept = None if char.isspace() or unicodedata.category(char)[0] in "PS" else code
+        self[code] = kept
+        return kept
+
+
+_DROPPED = _Dropped()
+
+
 def _normalise(text: str) -> str:
     """Lower-case text with whitespace, punctuation and symbols (markdown markers) removed."""
-    kept = (ch for ch in unicodedata.normalize("NFKC", text).casefold()
-            if not (ch.isspace() or unicodedata.category(ch)[0] in "PS"))
-    return "".join(kept)
+    return unicodedata.normalize("NFKC", text).casefold().translate(_DROPPED)
 
 
 _BOILERPLATE = re.compile(
@@ -126,6 +139,7 @@ def _is_link_list_line(line: str) -> bool:
     return _words(_MD_LINK.sub(r"\1", note)) <= LINK_NOTE_MAX_WORDS
 
 
+@functools.lru_cache(maxsize=256)  # chunking asks it of a body, then scores the same text
 def is_link_or_metadata_only(content: str) -> bool:
     """True when every non-blank line is a link, URL, date, short metadata line, or link-list item.
 

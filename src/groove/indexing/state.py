@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from groove.config import Config
 from groove.models import IndexState
@@ -35,6 +34,11 @@ log = logging.getLogger("groove.indexing.state")
 
 #: How long a count of changed files is reused (at least).
 FILES_CHECK_TTL_S = 5.0
+#: How long a one-shot command waits for the count, from the moment the walk
+#: started: a folder of a few thousand files is counted well inside it; on one
+#: of a hundred thousand the answer says "not counted" (``null``) rather than
+#: making ``status`` or ``search`` take seconds (``status --count-files`` waits).
+ONE_SHOT_FILES_WAIT_S = 0.3
 
 
 def iso_time(ts: float | None) -> str | None:
@@ -98,11 +102,11 @@ def count_file_changes(config: Config, indexed_mtimes: dict[str, float],
         nonlocal skipped
         skipped += 1
 
-    root = Path(config.kb_path)
+    root = os.fspath(config.kb_path)  # a string join per file: no Path object each
     for rel in FileSet.from_config(config).walk(refused):
         recorded = indexed_mtimes.get(rel)
         try:
-            mtime = os.stat(root / rel, follow_symlinks=False).st_mtime
+            mtime = os.stat(os.path.join(root, rel), follow_symlinks=False).st_mtime
         except OSError:
             continue
         if recorded is not None and abs(mtime - recorded) <= 1e-6:
@@ -124,8 +128,10 @@ class FileChangesMonitor:
     interval also stretches to ten times the last walk's duration, so on a
     huge folder the walk never takes more than a tenth of a core from the
     searches it runs beside. One-shot commands start the walk early and wait
-    for it at the end (``current(wait=True)``); :meth:`invalidate` forgets the
-    count after an index run changed what is indexed.
+    for it at the end (``current(wait=True)``), within a limit, so a huge
+    folder makes their answer say "not counted" instead of making them slow;
+    :meth:`invalidate` forgets the count after an index run changed what is
+    indexed.
     """
 
     def __init__(self, compute: Callable[[], FileChanges]) -> None:
@@ -136,20 +142,27 @@ class FileChangesMonitor:
         self._took = 0.0
         self._epoch = 0  # bumped by invalidate(): a walk started before it is discarded
         self._thread: threading.Thread | None = None
+        self._began = 0.0  # when the running (or last) walk started, time.monotonic()
 
-    def current(self, *, wait: bool = False) -> FileChanges | None:
+    def current(self, *, wait: bool = False,
+                limit: float | None = ONE_SHOT_FILES_WAIT_S) -> FileChanges | None:
         """The last count; starts a background walk when it is stale.
 
         ``wait`` (one-shot commands, which started the walk early so it ran
-        beside their own work) waits for that walk and returns its count.
+        beside their own work) waits for that walk and returns its count, but
+        no longer than ``limit`` seconds after the walk started (None: as long
+        as it takes); a walk still running then leaves the answer None.
         """
         self.start()
         if wait:
             for _ in range(2):  # a walk that began before an invalidate() does not count
                 with self._lock:
-                    thread = self._thread
+                    thread, began = self._thread, self._began
                 if thread is not None:
-                    thread.join()
+                    thread.join(None if limit is None
+                                else max(0.0, began + limit - time.monotonic()))
+                    if thread.is_alive():
+                        break
                 with self._lock:
                     if self._value is not None:
                         break
@@ -163,6 +176,7 @@ class FileChangesMonitor:
             if not self._stale() or (self._thread is not None and self._thread.is_alive()):
                 return
             epoch = self._epoch
+            self._began = time.monotonic()
             self._thread = threading.Thread(target=self._walk, args=(epoch,), daemon=True,
                                             name="groove-file-changes")
             self._thread.start()

@@ -82,10 +82,19 @@ class ExclusionRules:
         """Re-read ``.grooveignore`` (the watcher calls this when it changes)."""
         self.warnings = []
         self._patterns = self._compile(self._read_ignore_lines())
+        #: excludes_dir() answers per directory: a walk asks once per file.
+        self._dir_answers: dict[str, bool] = {}
 
     def excludes_dir(self, rel_dir: str) -> bool:
         """True if the directory, or any directory above it, is excluded."""
-        parts = _parts(rel_dir)
+        answer = self._dir_answers.get(rel_dir)
+        if answer is None:
+            answer = self._dir_answers[rel_dir] = self._excludes_dir(_parts(rel_dir))
+            if len(self._dir_answers) > _DIR_ANSWERS_MAX:  # a bound, not an eviction policy
+                self._dir_answers.clear()
+        return answer
+
+    def _excludes_dir(self, parts: list[str]) -> bool:
         if any(p.casefold() in self._dir_names for p in parts):
             return True
         if any("/".join(parts[:i]).casefold() in self._db_dirs for i in range(1, len(parts) + 1)):
@@ -186,8 +195,19 @@ class ExclusionRules:
         log.warning("%s", message)
 
 
+#: How many directories' answers ExclusionRules keeps (about 100 bytes each).
+_DIR_ANSWERS_MAX = 1 << 16
+
+
 def _parts(rel: str) -> list[str]:
-    return [p for p in PurePosixPath(rel.replace("\\", "/")).parts if p not in ("", ".", "/")]
+    """The segments of a relative path, ``.`` and empty ones dropped (``\\`` counts as ``/``)."""
+    return [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _suffix(name: str) -> str:
+    """The extension of a file name with its dot, as :attr:`PurePath.suffix` gives it."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 # --- names groove can carry --------------------------------------------------------
@@ -374,7 +394,7 @@ def _visit(name: str, kind: str, rel: str, rules: ExclusionRules, wanted: set[st
             else:
                 report(display_path(rel), problem.replace("file name", "directory name"))
     elif kind == "link":  # never followed, not even to ask what it points at
-        has_suffix = bool(PurePosixPath(name).suffix)
+        has_suffix = bool(_suffix(name))
         if not rules.excludes_dir(rel) and not (has_suffix and _skip_file(rel, rules, wanted)):
             report(display_path(rel), "it is a symbolic link; groove never follows symbolic links")
     elif not _skip_file(rel, rules, wanted):
@@ -384,14 +404,14 @@ def _visit(name: str, kind: str, rel: str, rules: ExclusionRules, wanted: set[st
             report(display_path(rel), kind)
         elif kind != "file":
             report(display_path(rel), f"it is {kind}; only regular files are indexed")
-        elif (problem := name_problem(rel)) is not None:
+        elif (problem := name_problem(name)) is not None:  # the folders above were checked
             report(display_path(rel), problem)
         else:
             found.append(rel)
 
 
 def _skip_file(rel: str, rules: ExclusionRules, wanted: set[str]) -> bool:
-    ext = PurePosixPath(rel).suffix.lower().lstrip(".")
+    ext = _suffix(rel.rpartition("/")[2]).lower().lstrip(".")
     return not ext or ext not in wanted or rules.excludes_file(rel)
 
 

@@ -1,24 +1,30 @@
-"""The approximate vector index: a faiss IVF index with 8-bit codes over chunk ids.
+"""The approximate vector index: a faiss IVF index with product-quantised codes over chunk ids.
 
 docs/scaling.md has the measurements behind the choice (``benchmarks/ann_choice.py``):
-at 100k clustered vectors faiss IVF-SQ8 built in ~7 s where hnswlib and faiss HNSW
+at 100k clustered vectors faiss IVF built in seconds where hnswlib and faiss HNSW
 took 4–8 minutes on the same 2 busy cores, and with its candidates re-scored
-exactly it reached recall@10 ≥ 0.99 at sub-millisecond latency, holding the
-vectors in a quarter of their float32 size. It adds and removes ids in place and
-saves to one file. (usearch was as good on paper but its extension crashes the
-process when onnxruntime, which fastembed and the rerankers use, is imported
-after it.)
+exactly it reached recall@10 ≥ 0.99 at sub-millisecond latency. It adds and
+removes ids in place and saves to one file. (usearch was as good on paper but
+its extension crashes the process when onnxruntime, which fastembed and the
+rerankers use, is imported after it.)
 
 The index only proposes candidates: ``VectorIndex`` re-scores them with the
-resident vectors, so the 8-bit codes cost recall, never score precision.
+resident vectors, so the codes cost recall, never score precision. That is why
+the codes can be small: each vector is held as one byte per ``DIMS_PER_CODE``
+dimensions of its residual to its list's centroid (product quantisation; 48
+bytes for a 384-dimension vector, a thirty-second of its float32 size), so the
+index adds about 0.03x to the resident matrix instead of the quarter 8-bit
+codes cost, at the same recall once the candidates are re-scored (measured at
+200k and 1M chunks, docs/scaling.md).
 
 Keys are chunk ids. Chunk ids are never reused (AUTOINCREMENT) and a chunk's
 vector never changes, so an index built at any earlier generation is still right
 about every key it holds: bringing it up to date is "remove the gone keys, add
-the new ones" (new vectors go to the existing centroids; when the collection has
-grown past ``RETRAIN_GROWTH`` times what the centroids were trained on, the index
-is rebuilt). A persisted index is trusted only when its sidecar names the same
-model and dimension and a sample of its stored codes matches the store's vectors.
+the new ones" (new vectors go to the existing centroids and codebooks; when the
+collection has grown past ``RETRAIN_GROWTH`` times what they were trained on,
+the index is rebuilt). A persisted index is trusted only when its sidecar names
+the same format, model and dimension and a sample of its stored codes decodes
+nearest to the store's own vector for each key.
 
 Files beside the database ``<db>``: ``<db>-ann.faiss`` (the index),
 ``<db>-ann.keys.npy`` (its keys, ascending) and ``<db>-ann.json`` (written last:
@@ -44,16 +50,24 @@ from groove.store.files import check_regular, read_bytes, replace_atomically
 
 log = logging.getLogger("groove.search")
 
-FORMAT = 1
-#: k-means iterations for the centroids (faiss' default is 25; 10 loses nothing here).
+#: 2: product-quantised codes (1 was 8-bit scalar codes: such a file is rebuilt).
+FORMAT = 2
+#: k-means iterations for the centroids and the codebooks (faiss' default is 25;
+#: 10 loses nothing here and halves the training time).
 KMEANS_ITER = 10
 #: Training points per inverted list (faiss warns below 39).
 TRAIN_PER_LIST = 40
+#: At least this many training points when the collection has them: each
+#: codebook has 256 entries and wants ~39 points apiece.
+TRAIN_MIN_ROWS = 10_000
+#: Dimensions per one-byte code (8: 48 bytes for a 384-dimension vector).
+DIMS_PER_CODE = 8
 #: Rebuild (re-train the centroids) once the collection is this many times what they were trained for.
 RETRAIN_GROWTH = 4.0
 #: A stored code must be this close (cosine) to the store's vector.
-SAMPLE_MIN_COSINE = 0.98
 SAMPLE_SIZE = 64
+#: Share of the sampled keys whose code must decode nearest to their own vector.
+SAMPLE_MIN_NEAREST = 0.9
 #: What these files are called in messages.
 WHAT = "the approximate-index file"
 
@@ -83,7 +97,7 @@ def inverted_lists(n: int) -> int:
 class AnnIndex:
     """One index, never changed once published: updates return a new one (copy on write)."""
 
-    index: Any  # faiss.IndexIVFScalarQuantizer
+    index: Any  # faiss.IndexIVFPQ
     keys: np.ndarray  # int64, ascending: exactly the ids in ``index``
     model_id: str | None
     dim: int
@@ -98,24 +112,25 @@ class AnnIndex:
         faiss.omp_set_num_threads(threads)
         dim = sample.shape[1]
         nlist = max(1, min(inverted_lists(total), len(sample) // TRAIN_PER_LIST))
-        index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, nlist,
-                                              faiss.ScalarQuantizer.QT_8bit,
-                                              faiss.METRIC_INNER_PRODUCT)
-        index.cp.niter = KMEANS_ITER
-        index.cp.min_points_per_centroid = 1  # small KBs: no warning, the lists are few anyway
+        codes, bits = code_shape(dim, len(sample))
+        index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, codes, bits,
+                                 faiss.METRIC_INNER_PRODUCT)
+        for clustering in (index.cp, index.pq.cp):
+            clustering.niter = KMEANS_ITER
+            clustering.min_points_per_centroid = 1  # small KBs: no warning; few lists anyway
         index.train(np.ascontiguousarray(sample, dtype=np.float32))
         return cls(index, np.zeros(0, dtype=np.int64), model_id, dim, total)
 
     @staticmethod
     def training_rows(total: int) -> int:
         """How many vectors the centroids are trained on for a collection of ``total``."""
-        return min(total, TRAIN_PER_LIST * inverted_lists(total))
+        return min(total, max(TRAIN_MIN_ROWS, TRAIN_PER_LIST * inverted_lists(total)))
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def search(self, query: np.ndarray, k: int, nprobe: int) -> np.ndarray:
-        """Up to ``k`` keys, nearest first by the 8-bit inner product."""
+        """Up to ``k`` keys, nearest first by the inner product with their codes."""
         if not len(self.keys) or k <= 0:
             return np.zeros(0, dtype=np.int64)
         import faiss
@@ -152,7 +167,7 @@ class AnnIndex:
         return AnnIndex(index, keys.astype(np.int64), self.model_id, self.dim, self.trained_for)
 
     def stored_vectors(self, keys: np.ndarray) -> np.ndarray:
-        """The decoded 8-bit codes of ``keys`` (each must be in the index)."""
+        """The decoded codes of ``keys`` (each must be in the index)."""
         import faiss
 
         maps = faiss.DirectMap  # type: ignore[attr-defined]  # not in faiss' stubs
@@ -204,13 +219,34 @@ class AnnIndex:
         return cls(index, keys, model_id, dim, int(meta.get("trained_for") or len(keys)))
 
     def matches(self, keys: np.ndarray, vectors: np.ndarray) -> bool:
-        """True when the index's stored codes for ``keys`` agree with ``vectors``."""
+        """True when the index's stored codes for ``keys`` agree with ``vectors``.
+
+        Codes are lossy, and how lossy depends on the embedder, so no fixed
+        cosine threshold fits every model: instead a key's decoded code must lie
+        nearest (or tied nearest) to that key's own vector among the sample, for
+        at least ``SAMPLE_MIN_NEAREST`` of the keys (two near-duplicate chunks
+        may swap). An index written for other vectors matches about one key in
+        ``SAMPLE_SIZE`` by chance, so it fails at once.
+        """
         if not len(keys):
             return True
         stored = self.stored_vectors(keys)
-        norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(vectors, axis=1)
-        cosines = np.einsum("ij,ij->i", stored, vectors) / np.maximum(norms, 1e-12)
-        return bool(np.all(cosines >= SAMPLE_MIN_COSINE))
+        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        cosines = stored @ unit.T
+        own = np.diagonal(cosines)
+        return bool(np.mean(own >= cosines.max(axis=1) - 1e-6) >= SAMPLE_MIN_NEAREST)
+
+
+def code_shape(dim: int, training_rows: int) -> tuple[int, int]:
+    """``(codes per vector, bits per code)`` for vectors of ``dim`` and this much training data.
+
+    Codes: the largest divisor of ``dim`` giving at least ``DIMS_PER_CODE``
+    dimensions each (faiss needs an exact division). Bits: 8, fewer when
+    there are too few training points for 256 codebook entries (small KBs).
+    """
+    codes = next(c for c in range(max(1, dim // DIMS_PER_CODE), 0, -1) if dim % c == 0)
+    bits = int(max(1, min(8, np.floor(np.log2(max(training_rows, 2))) - 2)))
+    return codes, bits
 
 
 def _save_array(path: Path, array: np.ndarray) -> None:

@@ -35,6 +35,8 @@ class Candidates:
     vectorless: frozenset[int] = frozenset()
     #: The question's embedding (None when the model gave none), for the answerability lift.
     query_vector: np.ndarray | None = None
+    #: Which resident rows this search may return (filters and exclusions), if known.
+    allowed: np.ndarray | None = None
 
 
 def candidate_count(limit: int) -> int:
@@ -172,7 +174,8 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
-                      vectorless=vectorless_candidates(vectors, fts), query_vector=qv)
+                      vectorless=vectorless_candidates(vectors, fts), query_vector=qv,
+                      allowed=allowed)
 
 
 def vectorless_candidates(vectors: VectorIndex, fts: Sequence[tuple[int, float]]

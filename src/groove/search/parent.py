@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from groove.models import ChunkRow, Hit
+from groove.models import ChunkRow, Hit, estimated_tokens
 
 
 def _tokens(row: ChunkRow) -> int:
-    return row.token_count if row.token_count else max(1, len(row.content) // 4)
+    """The stored count; a chunk not counted yet (an index still being built) is estimated."""
+    return row.token_count if row.token_count else estimated_tokens(row.content)
 
 
 def _section_text(row: ChunkRow) -> str:

@@ -1,6 +1,6 @@
 """The search pipeline, as one function calling one function per stage (docs/search.md).
 
-candidates → filters → fusion (RRF or convex) → reranker → quoted phrases first →
+candidates → filters → fusion (RRF or convex) → translations → reranker → quoted phrases first →
 per-document cap and same-document margin → MMR → parent retriever → match_spans → low_confidence. Filters are applied inside the candidate step
 (before each leg's cut to N), as the spec requires. Each optional stage is a
 no-op when off, so with all of them off the output is exactly the fused ranking.
@@ -27,6 +27,7 @@ from groove.search.confidence import (
 from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
 from groove.search.fusion import fuse
+from groove.search.language import is_cjk
 from groove.search.mmr import mmr_select
 from groove.search.parent import expand_parents
 from groove.search.query import ParsedQuery, parse_query
@@ -35,6 +36,7 @@ from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
+from groove.search.translations import raise_translations, translation_finder
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
 
@@ -46,30 +48,31 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     """Answer one (already validated) request."""
     stages = resolve_stages(request, config)
     parsed = parse_query(request.query)
-    vectors.refresh()
-    base_mask = vectors.mask(build_filter(request, config))
-    candidates = gather(store, embedder, config, vectors, parsed, base_mask, request.limit)
-    ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
-                  rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
-                  foreign=candidates.foreign,
-                  imputation=config.search.fusion.cross_language_imputation,
-                  vectorless=candidates.vectorless)
-    ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
-    ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
-    ranked = _cap_stage(ranked, stages, vectors, request.limit)
-    ranked = _mmr_stage(ranked, request, stages, vectors)
-    rows = _ensure_rows(store, rows, ranked)
-    # A chunk another process deleted since the vector refresh has no row: skip it.
-    hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
-    if stages.parent:
-        pr = config.search.parent_retriever
-        hits = expand_parents(hits, rows, store.document_chunks,
-                              whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
-                              max_expanded_tokens=pr.max_expanded_tokens)
-    for hit in hits:
-        hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
-    low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
-    return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
+    with vectors.pinned():  # one generation of the vectors for the whole search
+        base_mask = vectors.mask(build_filter(request, config))
+        candidates = gather(store, embedder, config, vectors, parsed, base_mask, request.limit)
+        ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
+                      rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
+                      foreign=candidates.foreign,
+                      imputation=config.search.fusion.cross_language_imputation,
+                      vectorless=candidates.vectorless)
+        ranked = _translation_stage(ranked, parsed, candidates, request, store, config, vectors)
+        ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
+        ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
+        ranked = _cap_stage(ranked, stages, vectors, request.limit)
+        ranked = _mmr_stage(ranked, request, stages, vectors)
+        rows = _ensure_rows(store, rows, ranked)
+        # A chunk another process deleted since the vector refresh has no row: skip it.
+        hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
+        if stages.parent:
+            pr = config.search.parent_retriever
+            hits = expand_parents(hits, rows, store.document_chunks,
+                                  whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
+                                  max_expanded_tokens=pr.max_expanded_tokens)
+        for hit in hits:
+            hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
+        low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
+        return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
@@ -98,16 +101,29 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
     return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
 
 
+def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,
+                       request: SearchRequest, store: Store, config: Config,
+                       vectors: VectorIndex) -> Ranked:
+    """The first ``limit`` results' other-language translations close behind them."""
+    ratio = config.search.fusion.translation_ratio
+    if ratio <= 0.0:
+        return ranked
+    twins = translation_finder(store, vectors, query_cjk=is_cjk(parsed.model_text),
+                               allowed=candidates.allowed)
+    return raise_translations(ranked, twins, ratio, request.limit)
+
+
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,
                  rows: dict[int, ChunkRow]) -> tuple[Ranked, dict[int, ChunkRow], bool]:
-    """Hits holding the quoted phrases first (search/quotes.py); whether any holds them all."""
-    phrases = parsed.quoted
-    if not phrases:
+    """Hits holding the quoted phrases, then the codes, first (search/quotes.py); whether any
+    hit holds every quoted phrase."""
+    phrases, codes = parsed.quoted, parsed.codes
+    if not phrases and not codes:
         return ranked, rows, True
     pool, rest = ranked[:candidate_count(request.limit)], ranked[candidate_count(request.limit):]
     rows = _ensure_rows(store, rows, pool)
     texts = {c: f"{rows[c].heading or ''}\n{rows[c].content}" for c, _ in pool if c in rows}
-    pool, met = require_quoted(pool, texts, phrases)
+    pool, met = require_quoted(pool, texts, phrases, codes)
     return pool + rest, rows, met
 
 

@@ -98,8 +98,18 @@ class ParsedQuery:
 
     @property
     def quoted(self) -> tuple[str, ...]:
-        """The quoted phrases of the positive text: requirements (docs/search.md, 'Quotes')."""
+        """The quoted phrases of the positive text: requirements (docs/search.md, 'Quotes and codes')."""
         return quoted_phrases(self.positive_text)
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The codes of the positive text outside quotes (``PG-E311``, ``BL-305``, ``P2``).
+
+        Soft requirements (docs/search.md, 'Quotes and codes'): see :func:`code_terms`.
+        """
+        outside = " ".join(segment for segment, quoted in _segments(self.positive_text)
+                           if not quoted)
+        return code_terms(outside)
 
     @property
     def has_content(self) -> bool:
@@ -281,6 +291,18 @@ def quoted_phrases(text: str) -> tuple[str, ...]:
     """The closed ``"..."`` phrases of ``text`` that hold a letter or digit, deduplicated."""
     found = (segment.strip() for segment, quoted in _segments(text) if quoted)
     return tuple(dict.fromkeys(p for p in found if has_content_word(p)))
+
+
+#: A code: an ASCII word that starts with a letter and holds a digit, with optional
+#: ``-``/``_``-joined parts (``PG-E311``, ``BL-305``, ``P2``, ``CO2``, ``IPv6``). A word
+#: that starts with a digit is a quantity (``10km``, ``24h``, ``2026``), not a code.
+_CODE = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*(?![A-Za-z0-9_-])")
+
+
+def code_terms(text: str) -> tuple[str, ...]:
+    """The codes of ``text`` (see :data:`_CODE`), deduplicated in order."""
+    found = (m.group(0) for m in _CODE.finditer(text))
+    return tuple(dict.fromkeys(c for c in found if any(ch.isdigit() for ch in c)))
 
 
 def has_content_word(text: str) -> bool:

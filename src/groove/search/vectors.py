@@ -38,7 +38,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,7 @@ from groove.search import ann
 from groove.search.filters import ChunkFilter
 from groove.search.language import is_cjk
 from groove.search.resident import ResidentMatrix
+from groove.search.translations import translated_documents
 from groove.store.base import Store
 
 log = logging.getLogger("groove.search")
@@ -60,6 +61,11 @@ _MASK_CACHE_SIZE = 32
 _LOAD_BLOCK_ROWS = 8192
 #: Above this many approximate candidates the exact scan over the allowed rows is cheaper.
 _MAX_CANDIDATES = 4096
+#: At least this many candidates are re-scored, however few are asked for: the
+#: codes only order them roughly (at 1M clustered vectors the true top 10 were
+#: all within the first 512 by code; 256 held 91 %), and re-scoring a thousand
+#: rows costs a fraction of a millisecond.
+_MIN_CANDIDATES = 1024
 #: A mask allowing fewer than 1/_SUBSET_SCAN_FACTOR of the rows is scored on its
 #: own rows (gathering rows costs more than scoring them; break-even measured near
 #: 1/8); a wider one takes its scores from one product over the whole matrix.
@@ -90,6 +96,13 @@ class VectorIndex:
         self._ann_path = ann_path
         self._model_id = model_id
         self._lock = threading.Lock()
+        #: Held while a reload reads the store: one reload at a time.
+        self._loading = threading.Lock()
+        #: Searches holding the loaded generation (pinned()), and its condition.
+        self._pins = threading.Condition()
+        self._pinned = 0
+        #: True while a reload waits for pinned searches to finish.
+        self.swap_waiting = False
         self._generation: int | None = None
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = ResidentMatrix(0, 0, self.settings.storage)
@@ -99,6 +112,7 @@ class VectorIndex:
         self._cjk = np.zeros(0, dtype=bool)
         self._not_cjk = np.zeros(0, dtype=bool)
         self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
+        self._translations: tuple[int | None, dict[int, tuple[DocumentMeta, ...]]] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
         self._kind_code = np.zeros(0, dtype=np.int16)
@@ -112,23 +126,55 @@ class VectorIndex:
 
     # --- loading ------------------------------------------------------------------
     def refresh(self) -> None:
-        """Reload when the index changed since the last load."""
+        """Reload when the index changed since the last load.
+
+        The new rows are read while searches go on; they are swapped in only
+        when no search holds the loaded generation (:meth:`pinned`), so a
+        search never sees the ids of one generation and the matrix of another.
+        """
         generation = self._store.generation()
         if generation == self._generation:
             return
-        with self._lock:
+        with self._loading:
             if generation == self._generation:
                 return
             with self._store.read_snapshot():
                 columns = self._store.chunk_columns()
                 ids, matrix, embedded = self._load_matrix(columns)
             _release_freed_heap()  # the blobs read above, back to the OS (about 0.4x at 588k)
-            self._set_columns(columns, ids)
-            self.ids, self.matrix, self.embedded = ids, matrix, embedded
-            self._masks.clear()
-            self._generation = generation
-            self._view = self._rebase(self._view)
+            with self._pins:
+                self.swap_waiting = True
+                self._pins.notify_all()  # whoever watches for a waiting reload
+                while self._pinned:
+                    self._pins.wait()
+                with self._lock:
+                    self._set_columns(columns, ids)
+                    self.ids, self.matrix, self.embedded = ids, matrix, embedded
+                    self._masks.clear()
+                    self._generation = generation
+                    self._view = self._rebase(self._view)
+                self.swap_waiting = False
         self._maintain_ann()
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Refresh, then keep the loaded generation for the duration of one search.
+
+        Concurrent searches (the server answers each on its own thread) each
+        pin; a reload waits for the pins to go before it swaps, and a search
+        arriving meanwhile waits for the swap (in :meth:`refresh`), so nobody
+        waits long and nobody starves.
+        """
+        self.refresh()
+        with self._pins:
+            self._pinned += 1
+        try:
+            yield
+        finally:
+            with self._pins:
+                self._pinned -= 1
+                if not self._pinned:
+                    self._pins.notify_all()
 
     def _load_matrix(self, columns: ChunkColumns
                      ) -> tuple[np.ndarray, ResidentMatrix, np.ndarray]:
@@ -229,6 +275,21 @@ class VectorIndex:
                 cov = centred.T @ centred / len(rows)
             self._moments = (self._generation, mean, cov)
             return mean, cov
+
+    def translations_of(self, doc_id: int) -> tuple[DocumentMeta, ...]:
+        """The other-language versions of a document (search/translations.py).
+
+        Found by path once per index generation; a lookup per call.
+        """
+        with self._lock:
+            cached = self._translations
+            if cached is None or cached[0] != self._generation:
+                docs = self.documents
+                found = translated_documents([d.path for d in docs])
+                cached = (self._generation, {docs[i].id: tuple(docs[j] for j in others)
+                                             for i, others in found.items()})
+                self._translations = cached
+            return cached[1].get(doc_id, ())
 
     def script_mask(self, cjk: bool) -> np.ndarray:
         """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py).
@@ -340,7 +401,7 @@ class VectorIndex:
     def _approximate(self, view: _AnnView, query: np.ndarray, n: int, allowed: np.ndarray,
                      count: int) -> list[tuple[int, float]] | None:
         share = count / len(self.ids)
-        k = math.ceil(n * self.settings.ann_oversample / share)
+        k = max(_MIN_CANDIDATES, math.ceil(n * self.settings.ann_oversample / share))
         if k > _MAX_CANDIDATES:
             return None
         keys = view.ann_index.search(query, k, self.settings.ann_nprobe)

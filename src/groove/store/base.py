@@ -136,10 +136,14 @@ class Store(ABC):
         """
 
     @abstractmethod
-    def write_vectors(self, vectors: dict[int, np.ndarray]) -> int:
+    def write_vectors(self, vectors: dict[int, np.ndarray],
+                      token_counts: dict[int, int] | None = None) -> int:
         """Store embeddings for pending chunks ``{chunk_id: vector}`` in one transaction.
 
-        Ids of chunks that no longer exist are ignored; returns how many were stored.
+        ``token_counts`` (``{chunk_id: count}``) fills in, in the same transaction,
+        the counts of chunks stored without one; a stored count is never replaced.
+        Ids of chunks that no longer exist are ignored; returns how many vectors
+        were stored.
         """
 
     @abstractmethod

@@ -737,8 +737,10 @@ class SQLiteStore(Store):
             (doc.path, *_doc_values(doc), doc_id),
         )
 
-    def write_vectors(self, vectors: dict[int, np.ndarray]) -> int:
-        """Embeddings for pending chunks, one transaction; vanished chunk ids are skipped."""
+    def write_vectors(self, vectors: dict[int, np.ndarray],
+                      token_counts: dict[int, int] | None = None) -> int:
+        """Embeddings for pending chunks (and counts for uncounted ones), one transaction;
+        vanished chunk ids are skipped."""
         if not vectors:
             return 0
         dim = self.meta().dim
@@ -757,7 +759,13 @@ class SQLiteStore(Store):
                 " ON CONFLICT(chunk_id) DO UPDATE SET vector = excluded.vector",
                 [(blob, chunk_id) for chunk_id, blob in blobs],
             )
-            return conn.total_changes - before
+            stored = conn.total_changes - before
+            if token_counts:  # no trigger or generation depends on a count
+                conn.executemany(
+                    "UPDATE chunks SET token_count = ? WHERE id = ? AND token_count IS NULL",
+                    [(int(n), int(chunk_id)) for chunk_id, n in token_counts.items()],
+                )
+            return stored
 
     def rename_document(self, old_path: str, doc: DocumentRecord) -> None:
         """Move ``old_path`` to ``doc.path``, taking every document field from ``doc``.
@@ -1136,11 +1144,15 @@ class SQLiteStore(Store):
         return [PendingChunk(*r) for r in rows]
 
     def pending_token_estimate(self) -> tuple[int, int]:
-        """Documents with pending chunks, and their tokens (content count + breadcrumb / 4)."""
+        """Documents with pending chunks, and their tokens (content count + breadcrumb / 4).
+
+        A chunk stored without its count is estimated as
+        :func:`groove.models.estimated_tokens` does (UTF-8 bytes / 4).
+        """
         with self._errors("reading pending chunks"):
             docs, tokens = self._conn.execute(
                 "SELECT count(DISTINCT c.doc_id),"
-                " coalesce(sum(coalesce(c.token_count, length(c.content) / 4)"
+                " coalesce(sum(coalesce(c.token_count, max(1, length(CAST(c.content AS BLOB)) / 4))"
                 " + length(c.context) / 4), 0) FROM chunks c"
                 " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
             ).fetchone()

@@ -1,0 +1,142 @@
+"""Translations of a result: the same section in the other-language version of its file.
+
+A bilingual folder often keeps a note and its translation side by side —
+``refunds.md`` and ``refunds.ja.md`` — and a reader of either language is
+answered by both. The legs do not see that: the full-text leg cannot match
+the translation at all (search/language.py), and the vector leg scores it a
+little lower for being in the other language, so the translation of the best
+section often falls out of the first five behind more of the same file.
+
+Two rules find a result's translation (docs/search.md, "Translations"):
+
+* **Translated files** share their path once a language tag before the
+  extension is removed: ``a/b.ja.md``, ``a/b.md`` and ``a/b.en-GB.md`` are
+  versions of ``a/b.md``. Only the file name's tag counts: a folder named
+  ``it`` is a department as often as it is Italian.
+* **Translated sections** are *mutual* nearest neighbours by embedding
+  between the chunks of two translated files: a section of one file whose
+  closest chunk in the other file has it as its own closest chunk. A section
+  one version has and the other lacks matches nothing, because its nearest
+  neighbour prefers its own counterpart.
+
+The translation of one of the first results then scores at least ``ratio`` ×
+that result's score (``[search.fusion] translation_ratio``; 0 is off): it ranks
+close behind the section it translates — ahead of everything scoring less than
+that share — unless it was already ahead. The cost is
+one lookup per document among the first few candidates and a product of two
+documents' chunk vectors, whatever the size of the knowledge base.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from groove.search.vectors import VectorIndex
+    from groove.store.base import Store
+
+#: A language tag in a file name: ``ja``, ``en``, ``pt-BR``, ``zh_Hant`` (two letters, as in
+#: ISO 639-1, so ``archive.tar.gz`` holds none).
+_LANGUAGE_TAG = re.compile(r"^[a-z]{2}(?:[-_][A-Za-z]{2,4})?$")
+
+Ranked = list[tuple[int, float]]
+
+
+def neutral_path(path: str) -> str:
+    """``path`` without a language tag before its extension (``a/b.ja.md`` → ``a/b.md``)."""
+    folder, _, name = path.rpartition("/")
+    pieces = name.split(".")
+    if len(pieces) >= 3 and pieces[0] and _LANGUAGE_TAG.match(pieces[-2]):
+        name = ".".join(pieces[:-2] + pieces[-1:])
+    return f"{folder}/{name}" if folder else name
+
+
+def translated_documents(paths: Sequence[str]) -> dict[int, tuple[int, ...]]:
+    """For each index of ``paths`` with a translation: the indexes of its other versions."""
+    groups: dict[str, list[int]] = {}
+    for i, path in enumerate(paths):
+        groups.setdefault(neutral_path(path), []).append(i)
+    return {i: tuple(j for j in members if j != i)
+            for members in groups.values() if len(members) > 1 for i in members}
+
+
+def mutual_nearest(left: np.ndarray, right: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` where row ``j`` of ``right`` is the nearest to ``left[i]`` and back.
+
+    Rows are unit vectors (cosine = dot product). Deterministic: ties go to
+    the lower index.
+    """
+    if not len(left) or not len(right):
+        return []
+    sims = left @ right.T
+    best_right = sims.argmax(axis=1)
+    best_left = sims.argmax(axis=0)
+    return [(i, int(j)) for i, j in enumerate(best_right.tolist()) if int(best_left[j]) == i]
+
+
+def raise_translations(ranked: Sequence[tuple[int, float]], twins: Callable[[int], Iterable[int]],
+                       ratio: float, depth: int) -> Ranked:
+    """``ranked`` with each translation of its first ``depth`` chunks scored ≥ ratio × theirs.
+
+    ``twins(c)`` gives the translations of chunk ``c``. A translation not in
+    ``ranked`` joins it. Re-sorted best first, ties by chunk id.
+    """
+    if ratio <= 0.0 or not ranked:
+        return list(ranked)
+    scores = dict(ranked)
+    for chunk_id, score in list(ranked[:depth]):
+        for twin in twins(chunk_id):
+            scores[twin] = max(scores.get(twin, -np.inf), ratio * score)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def translation_finder(store: Store, vectors: VectorIndex, query_cjk: bool,
+                       allowed: np.ndarray | None = None) -> Callable[[int], tuple[int, ...]]:
+    """``twins(chunk_id)``: the chunk's translated sections in the question's other script.
+
+    Only translations written in the other script family than the question
+    (search/language.py) are returned: those are the ones the legs could not
+    score fairly, while a same-script translation already competed on equal
+    terms and lost. With ``allowed`` (the search's filter and exclusion mask
+    over resident rows) a translation the search may not return is not returned.
+
+    Each pair of documents is read and matched once per finder (one finder per search).
+    """
+    pairs: dict[tuple[int, int], dict[int, int]] = {}
+
+    def embedded_chunks(doc_id: int) -> tuple[list[int], np.ndarray]:
+        ids = [row.id for row in store.document_chunks(doc_id)]
+        pos = vectors.positions(ids)
+        keep = [c for c, p in zip(ids, pos.tolist(), strict=True)
+                if p >= 0 and bool(vectors.embedded[p])]  # a pending vector matches nothing
+        return keep, vectors.vectors_for(keep).astype(np.float32)
+
+    def matches(doc_id: int, other_id: int) -> dict[int, int]:
+        key = (doc_id, other_id)
+        if key not in pairs:
+            (left_ids, left), (right_ids, right) = embedded_chunks(doc_id), embedded_chunks(other_id)
+            found = {left_ids[i]: right_ids[j] for i, j in mutual_nearest(left, right)}
+            pairs[key] = found
+            pairs[(other_id, doc_id)] = {b: a for a, b in found.items()}
+        return pairs[key]
+
+    def twins(chunk_id: int) -> tuple[int, ...]:
+        doc = vectors.document_of(chunk_id)
+        if doc is None:
+            return ()
+        out = [matches(doc.id, other.id).get(chunk_id) for other in vectors.translations_of(doc.id)]
+        found = [c for c in out if c is not None]
+        if not found:
+            return ()
+        # A translation in the question's own script already competed on equal terms.
+        keep = vectors.in_script(found, not query_cjk)
+        if allowed is not None:
+            rows = vectors.positions(found)
+            keep = [k and p >= 0 and bool(allowed[p]) for k, p in zip(keep, rows.tolist(), strict=True)]
+        return tuple(c for c, ok in zip(found, keep, strict=True) if ok)
+
+    return twins
