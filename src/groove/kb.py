@@ -529,8 +529,6 @@ class KnowledgeBase:
         """
         if not self.has_index():
             raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
-        if check:
-            self._file_changes.start()  # the walk runs beside the reads below
         with self.reading() as store:
             if check and _file_size(self.db_path) <= STATUS_PAGE_CHECK_MAX_BYTES:
                 store.check_health()

@@ -14,13 +14,17 @@ def count(text: str) -> int:
 
 
 class Bounds:
-    """Valid but loose bounds on ``count`` (a word is at least one character plus a space)."""
+    """Valid but loose bounds on ``count`` (a word is at least one character plus a space).
+
+    ``slack`` loosens both bounds; a negative one means "no ceiling" (the floor
+    then stays exact on the characters, never above the count).
+    """
 
     def __init__(self, slack: int) -> None:
         self.slack = slack
 
     def token_floor(self, text: str) -> int:
-        return max(0, 2 + len(text) // 7 - self.slack)
+        return max(0, 2 + len(text) // 7 - max(self.slack, 0))
 
     def token_ceiling(self, text: str) -> int | None:
         return None if self.slack < 0 else 2 + (len(text) + 1) // 2 + len(text) // 7 + self.slack
