@@ -57,7 +57,7 @@ def _count(value: int | None) -> str:
 @format_option("text", "json", default="text")
 @click.option("--count-files", is_flag=True,
               help="Wait for the count of changed and skipped files however long the walk of "
-                   "the folder takes (by default a folder too large to walk in 0.3 s "
+                   "the folder takes (by default a folder too large to walk in 0.2 s "
                    "answers 'not counted yet').")
 @kb_options()
 def status_command(kb: KnowledgeBase, fmt: str, count_files: bool) -> None:

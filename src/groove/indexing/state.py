@@ -38,7 +38,7 @@ FILES_CHECK_TTL_S = 5.0
 #: started: a folder of a few thousand files is counted well inside it; on one
 #: of a hundred thousand the answer says "not counted" (``null``) rather than
 #: making ``status`` or ``search`` take seconds (``status --count-files`` waits).
-ONE_SHOT_FILES_WAIT_S = 0.3
+ONE_SHOT_FILES_WAIT_S = 0.2
 
 
 def iso_time(ts: float | None) -> str | None:

@@ -1,10 +1,41 @@
-"""The search side: query compilation, spans and the pipeline stages (docs/search.md)."""
+"""The search side: query compilation, spans and the pipeline stages (docs/search.md).
 
-from groove.search.pipeline import run_search
-from groove.search.query import ParsedQuery, parse_query, query_phrases
-from groove.search.request import SearchRequest, validate_request
-from groove.search.spans import match_spans
-from groove.search.vectors import VectorIndex
+The names below are imported on first use (PEP 562), so a command that only
+needs the request model (``groove status`` imports the CLI's shared options)
+does not load the pipeline, numpy and the engines with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from groove.search.pipeline import run_search
+    from groove.search.query import ParsedQuery, parse_query, query_phrases
+    from groove.search.request import SearchRequest, validate_request
+    from groove.search.spans import match_spans
+    from groove.search.vectors import VectorIndex
+
+_HOMES = {
+    "run_search": "groove.search.pipeline",
+    "ParsedQuery": "groove.search.query",
+    "parse_query": "groove.search.query",
+    "query_phrases": "groove.search.query",
+    "SearchRequest": "groove.search.request",
+    "validate_request": "groove.search.request",
+    "match_spans": "groove.search.spans",
+    "VectorIndex": "groove.search.vectors",
+}
 
 __all__ = ["ParsedQuery", "SearchRequest", "VectorIndex", "match_spans", "parse_query",
            "query_phrases", "run_search", "validate_request"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'groove.search' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
