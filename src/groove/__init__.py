@@ -12,9 +12,7 @@ one-shot CLI should not pay for numpy, SQLite or a model it does not use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from groove._lazy import resolver
 from groove._version import __version__ as __version__
 
 _EXPORTS = {
@@ -38,13 +36,7 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'groove' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = resolver(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -7,8 +7,9 @@ does not load the pipeline, numpy and the engines with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from groove._lazy import resolver
 
 if TYPE_CHECKING:
     from groove.search.pipeline import run_search
@@ -32,10 +33,4 @@ __all__ = ["ParsedQuery", "SearchRequest", "VectorIndex", "match_spans", "parse_
            "query_phrases", "run_search", "validate_request"]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'groove.search' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = resolver(__name__, _HOMES, globals())
