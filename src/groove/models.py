@@ -31,10 +31,21 @@ def estimated_tokens(text: str) -> int:
     Four bytes is about one token of English (four letters) and of Japanese
     (a token of one or two characters of three bytes each), so the estimate
     holds across scripts where characters / 4 would undercount Japanese
-    about threefold. ``SQLiteStore.pending_token_estimate`` computes the same
-    in SQL.
+    about threefold.
     """
     return max(1, len(text.encode("utf-8", "surrogatepass")) // 4)
+
+
+def passage_tokens(content_tokens: int | None, content: str, context: str) -> int:
+    """What one pending chunk costs the embedder, before anything is counted exactly.
+
+    The content's stored (or just counted) tokens, else :func:`estimated_tokens`,
+    plus a quarter token per character of the breadcrumb. The embedding pass
+    sizes its windows with it, and the store sums it for the progress total
+    (``SQLiteStore.pending_token_estimate`` calls this same function), so the
+    total and the windows always agree.
+    """
+    return (content_tokens or estimated_tokens(content)) + len(context) // 4
 
 
 def code_breadcrumb(path: str, scope: str | None, kind: str | None, name: str | None) -> str:

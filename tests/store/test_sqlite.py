@@ -638,3 +638,26 @@ def test_vectors_fill_in_missing_counts_and_never_replace_one(store: SQLiteStore
     assert [c.token_count for c in store.get_chunks(ids).values()] == [None, 0]
     store.write_vectors(dict(zip(ids, vecs(2), strict=True)), {ids[0]: 11, ids[1]: 99})
     assert [store.get_chunks(ids)[i].token_count for i in ids] == [11, 0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=40), st.text(max_size=20),
+                          st.none() | st.integers(min_value=0, max_value=500)),
+                min_size=1, max_size=6))
+def test_pending_token_total_is_the_embedding_pass_rule_summed(
+        tmp_path_factory: pytest.TempPathFactory,
+        pending: list[tuple[str, str, int | None]]) -> None:
+    """The progress total and the pass's windows use one rule (models.passage_tokens)."""
+    from groove.models import passage_tokens
+
+    db = tmp_path_factory.mktemp("pending") / "index.db"
+    s = open_store(db, create=True)
+    try:
+        s.set_meta(model_id="test", dim=DIM, context_mode="off")
+        rows = [Chunk(i, f"H {i}", 2, context, content, count, 1.0, ())
+                for i, (content, context, count) in enumerate(pending)]
+        s.write_document(record("a.md"), rows, None)
+        assert s.pending_token_estimate() == (
+            1, sum(passage_tokens(c.token_count, c.content, c.context) for c in rows))
+    finally:
+        s.close()

@@ -44,7 +44,7 @@ import numpy as np
 
 from groove.embedders.base import Embedder
 from groove.errors import InputRejected
-from groove.models import estimated_tokens, passage_text
+from groove.models import passage_text, passage_tokens
 from groove.store.base import PendingChunk, Store
 
 log = logging.getLogger("groove.indexing.embedding_pass")
@@ -325,8 +325,7 @@ def _item(chunk: PendingChunk, count_tokens: Callable[[str], int] | None,
     if count_tokens is not None:
         tokens = count_tokens(text)
     else:
-        content = chunk.token_count or missing or estimated_tokens(chunk.content)
-        tokens = content + len(chunk.context) // 4
+        tokens = passage_tokens(chunk.token_count or missing, chunk.content, chunk.context)
     return EmbedItem(chunk.chunk_id, chunk.doc_id, text, max(1, tokens), missing)
 
 

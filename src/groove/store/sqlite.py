@@ -68,6 +68,7 @@ from groove.models import (
     DocumentMeta,
     DocumentRecord,
     DocumentRow,
+    passage_tokens,
 )
 from groove.store.base import (
     SCHEMA_VERSION,
@@ -418,6 +419,8 @@ class SQLiteStore(Store):
         with self._errors("open"):
             self._conn.execute("PRAGMA busy_timeout = 30000")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn.create_function("groove_passage_tokens", 3, passage_tokens,
+                                       deterministic=True)
             tables = {r[0] for r in self._conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             if "index_meta" not in tables:
@@ -1144,16 +1147,16 @@ class SQLiteStore(Store):
         return [PendingChunk(*r) for r in rows]
 
     def pending_token_estimate(self) -> tuple[int, int]:
-        """Documents with pending chunks, and their tokens (content count + breadcrumb / 4).
+        """Documents with pending chunks, and their tokens (:func:`groove.models.passage_tokens`).
 
-        A chunk stored without its count is estimated as
-        :func:`groove.models.estimated_tokens` does (UTF-8 bytes / 4).
+        Once per index run, so the per-row Python call is affordable (about a
+        second per million pending chunks) and the rule lives in one place.
         """
         with self._errors("reading pending chunks"):
             docs, tokens = self._conn.execute(
                 "SELECT count(DISTINCT c.doc_id),"
-                " coalesce(sum(coalesce(c.token_count, max(1, length(CAST(c.content AS BLOB)) / 4))"
-                " + length(c.context) / 4), 0) FROM chunks c"
+                " coalesce(sum(groove_passage_tokens(c.token_count, c.content, c.context)), 0)"
+                " FROM chunks c"
                 " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"
             ).fetchone()
         return int(docs), int(tokens)
