@@ -231,3 +231,38 @@ def test_bilingual_leg_equals_two_separate_exact_scans(case):
     masks = (allowed, ~allowed, np.ones(len(rows), dtype=bool))
     assert index.top_n_each(query, n, masks) == [
         _reference_top_n(ids, matrix, embedded, query, n, m) for m in masks]
+
+
+def test_an_exclusion_held_by_every_near_chunk_is_fetched_past(fixed):
+    # 120 chunks nearer the query than the answers all hold the excluded word: the
+    # vector leg must look past its first N = 50 candidates (then 200) to fill the cut.
+    fixed.add("noise.md", [Sec(f"legacy note {i}", vector=unit((0, 1.0), (1, 0.001 * i)))
+                           for i in range(120)])
+    fixed.add("answer.md", [Sec("current note", vector=unit((0, 1.0), (1, 0.5)))])
+    fixed.add("second.md", [Sec("another current note", vector=unit((0, 1.0), (1, 0.6)))])
+    assert fixed.paths(fixed.search("xyzzy -legacy", include_low_quality=True)) == [
+        "answer.md", "second.md"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.floats(min_value=0.0, max_value=1.0)),
+                min_size=1, max_size=40),
+       st.integers(min_value=1, max_value=12))
+def test_surviving_is_the_exact_top_n_of_the_survivors(rows, n) -> None:
+    """Fetching more until N survive equals removing the excluded chunks first."""
+    from groove.search.candidates import _surviving
+
+    class Held:
+        def among(self, ids):
+            return {c for c in ids if rows[c][0]}
+
+    ranked = sorted(((c, s) for c, (_, s) in enumerate(rows)), key=lambda h: (-h[1], h[0]))
+    expected = [h for h in ranked if not rows[h[0]][0]][:n]
+    calls = []
+
+    def search(k):
+        calls.append(k)
+        return [ranked[:k]]
+
+    assert _surviving(search, n, Held())[0] == expected
+    assert calls[0] == n and all(b == 4 * a for a, b in zip(calls, calls[1:]))

@@ -661,3 +661,31 @@ def test_pending_token_total_is_the_embedding_pass_rule_summed(
             1, sum(passage_tokens(c.token_count, c.content, c.context) for c in rows))
     finally:
         s.close()
+
+
+_WORDS = ["alpha", "beta", "gamma", "delta", "東京", "京都"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4), min_size=1, max_size=12),
+       st.lists(st.sampled_from(_WORDS), min_size=1, max_size=2),
+       st.lists(st.sampled_from(_WORDS), max_size=2),
+       st.integers(min_value=1, max_value=15), st.data())
+def test_exclusions_inside_the_query_and_per_candidate_agree_with_the_whole_set(
+        tmp_path_factory: pytest.TempPathFactory, texts: list[list[str]], phrases: list[str],
+        exclude: list[str], limit: int, data: st.DataObject) -> None:
+    """The two cheap forms of an exclusion equal collecting every chunk that holds it."""
+    s = open_store(tmp_path_factory.mktemp("excl") / "index.db", create=True)
+    try:
+        s.set_meta(dim=DIM)
+        s.write_document(record("a.md"), chunks(*(" ".join(t) for t in texts)), vecs(len(texts)))
+        s.flush()
+        held = s.fulltext_matching(exclude)
+        everything = s.fulltext_search(phrases, 1000)
+        assert s.fulltext_search(phrases, limit, exclude) == [
+            hit for hit in everything if hit[0] not in held][:limit]
+        ids = [m.id for m in s.all_chunks_meta()]
+        among = data.draw(st.lists(st.sampled_from(ids), max_size=len(ids)))
+        assert s.fulltext_matching(exclude, among=among) == held & set(among)
+    finally:
+        s.close()

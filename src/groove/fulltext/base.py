@@ -74,13 +74,16 @@ class FullTextIndex(ABC):
         """The stamp of the last commit, or None for an empty/new/unreadable index."""
 
     @abstractmethod
-    def search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """``[(chunk_id, score)]`` for chunks matching any phrase: higher score first, equal
-        scores in chunk-id order (also deciding which tied chunks make the cut)."""
+    def search(self, phrases: Sequence[str], limit: int,
+               exclude: Sequence[str] = ()) -> list[tuple[int, float]]:
+        """``[(chunk_id, score)]`` for chunks matching any phrase and none of ``exclude``:
+        higher score first, equal scores in chunk-id order (also deciding which tied
+        chunks make the cut)."""
 
     @abstractmethod
-    def matching(self, terms: Sequence[str]) -> set[int]:
-        """Every chunk whose text contains any of ``terms`` (exclusions)."""
+    def matching(self, terms: Sequence[str], among: Sequence[int] | None = None) -> set[int]:
+        """Every chunk whose text contains any of ``terms`` (exclusions); with ``among``,
+        only those chunk ids are considered (the cost follows ``among``)."""
 
     @abstractmethod
     def count(self) -> int:

@@ -165,8 +165,13 @@ class TantivyIndex(FullTextIndex):
                 tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
             return int(searcher.num_docs) - len(stamped)
 
-    def search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """The best ``limit`` chunks; equal scores in chunk-id order, also at the cut.
+    def search(self, phrases: Sequence[str], limit: int,
+               exclude: Sequence[str] = ()) -> list[tuple[int, float]]:
+        """The best ``limit`` chunks holding none of ``exclude``; equal scores in chunk-id
+        order, also at the cut.
+
+        An exclusion is a MUST_NOT clause of the same query, so excluded chunks
+        cost nothing: they are skipped while the engine walks the matches.
 
         tantivy breaks ties by its own document order, so one hit beyond the cut
         is fetched: when it ties with the one at the cut, more are fetched
@@ -176,6 +181,10 @@ class TantivyIndex(FullTextIndex):
         query = self._any_of(phrases)
         if query is None or limit <= 0:
             return []
+        excluded = self._any_of(exclude)
+        if excluded is not None:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query),
+                                                 (tantivy.Occur.MustNot, excluded)])
         fetch = limit + 1
         with self._lock:
             searcher = self._searcher()
@@ -198,15 +207,23 @@ class TantivyIndex(FullTextIndex):
             f"the full-text index {self.path} cannot be read ({exc}); run `groove index --force` "
             "to rebuild it from the database")
 
-    def matching(self, terms: Sequence[str]) -> set[int]:
+    def matching(self, terms: Sequence[str], among: Sequence[int] | None = None) -> set[int]:
         """Every chunk holding any term: a count, then exactly that many unscored hits.
 
         Both passes visit only the matching documents, so the cost follows the
-        excluded chunks, never the size of the index.
+        matching chunks, never the size of the index; with ``among`` the query
+        is also restricted to those chunk ids, so it follows ``among``.
         """
         query = self._any_of(terms)
         if query is None:
             return set()
+        if among is not None:
+            if not among:
+                return set()
+            query = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, query),
+                (tantivy.Occur.Must, tantivy.Query.term_set_query(
+                    self._schema, "chunk_id", [int(c) for c in among]))])
         constant = tantivy.Query.const_score_query(query, 1.0)
         with self._lock:
             searcher = self._searcher()

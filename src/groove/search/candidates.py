@@ -3,13 +3,20 @@
 Both legs see the same allowed set — filters AND exclusions — before their
 cut to N, so a restrictive filter still fills ``limit`` and an excluded term
 can never come back through the other leg.
+
+Filters are a mask over the resident rows. Exclusions (``-term``) are never
+collected as a set of every chunk holding the term (at a million chunks a
+common word is held by a large share of them): the full-text leg excludes
+them inside its query, and the vector leg asks the full-text index which of
+its own candidates hold one (:class:`Exclusions`), fetching more until ``N``
+survive. Both costs follow the candidates, not the corpus.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -35,8 +42,21 @@ class Candidates:
     vectorless: frozenset[int] = frozenset()
     #: The question's embedding (None when the model gave none), for the answerability lift.
     query_vector: np.ndarray | None = None
-    #: Which resident rows this search may return (filters and exclusions), if known.
+    #: Which resident rows this search's filters allow, if known.
     allowed: np.ndarray | None = None
+    #: The chunks holding one of the question's exclusions (asked per chunk), if any.
+    exclusions: Exclusions | None = None
+
+    def may_return(self, vectors: VectorIndex, ids: Sequence[int]) -> list[bool]:
+        """Per chunk id: allowed by the filters and holding no exclusion."""
+        ok = [True] * len(ids)
+        if self.allowed is not None:
+            rows = vectors.positions(list(ids))
+            ok = [p >= 0 and bool(self.allowed[p]) for p in rows.tolist()]
+        if self.exclusions is not None:
+            held = self.exclusions.among(ids)
+            ok = [k and c not in held for k, c in zip(ok, ids, strict=True)]
+        return ok
 
 
 def candidate_count(limit: int) -> int:
@@ -44,37 +64,60 @@ def candidate_count(limit: int) -> int:
     return max(50, limit * 5)
 
 
-def allowed_mask(store: Store, vectors: VectorIndex, base_mask: np.ndarray,
-                 parsed: ParsedQuery) -> np.ndarray:
-    """The filter mask minus every chunk whose heading or content holds an exclusion."""
-    if not parsed.exclusions:
-        return base_mask
-    excluded = excluded_chunk_ids(store, parsed)
-    if not excluded:
-        return base_mask
-    # Cost follows the excluded chunks (a lookup each), not the corpus.
-    rows = vectors.positions(np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
-    allowed = base_mask.copy()
-    allowed[rows[rows >= 0]] = False
-    return allowed
+class Exclusions:
+    """Which chunks hold one of the question's ``-term`` exclusions, asked only about the
+    chunks the search looks at (one full-text query per batch) and remembered for it."""
+
+    def __init__(self, store: Store, terms: Sequence[str]) -> None:
+        self._store = store
+        self.terms = tuple(terms)
+        self._held: dict[int, bool] = {}
+
+    def among(self, ids: Iterable[int]) -> set[int]:
+        """The chunks of ``ids`` that hold an exclusion."""
+        wanted = list(dict.fromkeys(ids))
+        unknown = [c for c in wanted if c not in self._held]
+        if unknown:
+            held = self._store.fulltext_matching(self.terms, among=unknown)
+            self._held.update((c, c in held) for c in unknown)
+        return {c for c in wanted if self._held[c]}
 
 
-def excluded_chunk_ids(store: Store, parsed: ParsedQuery) -> set[int]:
-    """Every chunk holding an exclusion, found through the full-text index (no scan).
+def exclusions_of(store: Store, parsed: ParsedQuery) -> Exclusions | None:
+    return Exclusions(store, parsed.exclusions) if parsed.exclusions else None
 
-    One set removed from both legs, so an excluded chunk cannot come back
-    through the vector leg.
+
+Found = list[tuple[int, float]]
+
+
+def _surviving(search: Callable[[int], list[Found]], n: int,
+               exclusions: Exclusions | None) -> list[Found]:
+    """``search(k)``'s best-``k`` lists minus excluded chunks, cut to ``n`` each.
+
+    Asks for ``n``, then four times as many each round, until every list has
+    ``n`` survivors or ran out of chunks: the best ``n`` survivors among the
+    best ``k`` are the best ``n`` survivors overall, so this is exact.
     """
-    return store.fulltext_matching(parsed.exclusions)
+    fetch = n
+    while True:
+        found = search(fetch)
+        if exclusions is None:
+            return found
+        held = exclusions.among(c for hits in found for c, _ in hits)
+        kept = [[hit for hit in hits if hit[0] not in held] for hits in found]
+        if all(len(k) >= n or len(hits) < fetch for k, hits in zip(kept, found, strict=True)):
+            return [k[:n] for k in kept]
+        fetch *= 4
 
 
 def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
-               n: int) -> list[tuple[int, float]]:
-    return vectors.top_n(query_vec, n, allowed)
+               n: int, exclusions: Exclusions | None = None) -> list[tuple[int, float]]:
+    return _surviving(lambda k: [vectors.top_n(query_vec, k, allowed)], n, exclusions)[0]
 
 
 def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
-                         n: int, *, query_cjk: bool, offset: float) -> list[tuple[int, float]]:
+                         n: int, *, query_cjk: bool, offset: float,
+                         exclusions: Exclusions | None = None) -> list[tuple[int, float]]:
     """The vector leg with the model's language gap taken out (docs/search.md).
 
     The ordinary best ``n`` chunks are found first; every member written in
@@ -88,10 +131,11 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
     by chunk id, as in :meth:`VectorIndex.top_n`.
     """
     if offset <= 0.0:
-        return vector_leg(query_vec, vectors, allowed, n)
+        return vector_leg(query_vec, vectors, allowed, n, exclusions)
     # One pass over the matrix serves both masks (VectorIndex.top_n_each).
-    base, other_script = vectors.top_n_each(
-        query_vec, n, (allowed, allowed & vectors.script_mask(not query_cjk)))
+    masks = (allowed, allowed & vectors.script_mask(not query_cjk))
+    base, other_script = _surviving(lambda k: vectors.top_n_each(query_vec, k, masks), n,
+                                    exclusions)
     if not base:
         return base
     floor = base[-1][1]
@@ -133,6 +177,8 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
                  allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
     """The best ``n`` allowed chunks by BM25 (score lower is better), best first.
 
+    Exclusions are part of the engine's query (they cost nothing here).
+
     Filters are a mask the engine does not see, so it is asked for more than
     ``n`` hits — ``n`` divided by the share of allowed chunks, then four times
     as many each round — until ``n`` of them are allowed or the matches run
@@ -148,7 +194,7 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
         return []
     fetch = max(n, int(np.ceil(n / share)))
     while True:
-        rows = store.fulltext_search(phrases, fetch)
+        rows = store.fulltext_search(phrases, fetch, parsed.exclusions)
         if not rows:
             return []
         pos = vectors.positions([chunk_id for chunk_id, _ in rows])
@@ -163,19 +209,20 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
            parsed: ParsedQuery, base_mask: np.ndarray, limit: int) -> Candidates:
     n = candidate_count(limit)
     query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
-    allowed = allowed_mask(store, vectors, base_mask, parsed)
-    fts = fulltext_leg(store, vectors, parsed, allowed, n)
+    exclusions = exclusions_of(store, parsed)
+    fts = fulltext_leg(store, vectors, parsed, base_mask, n)
     fusion = config.search.fusion
     query_cjk = is_cjk(parsed.model_text)
     prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help
     qv = query_vec.result()
-    vector = bilingual_vector_leg(qv, vectors, allowed, n, query_cjk=query_cjk,
-                                  offset=fusion.cross_language_offset if prose else 0.0)
+    vector = bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
+                                  offset=fusion.cross_language_offset if prose else 0.0,
+                                  exclusions=exclusions)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
                       vectorless=vectorless_candidates(vectors, fts), query_vector=qv,
-                      allowed=allowed)
+                      allowed=base_mask, exclusions=exclusions)
 
 
 def vectorless_candidates(vectors: VectorIndex, fts: Sequence[tuple[int, float]]

@@ -109,7 +109,7 @@ def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidat
     if ratio <= 0.0:
         return ranked
     twins = translation_finder(store, vectors, query_cjk=is_cjk(parsed.model_text),
-                               allowed=candidates.allowed)
+                               may_return=lambda ids: candidates.may_return(vectors, ids))
     return raise_translations(ranked, twins, ratio, request.limit)
 
 

@@ -95,14 +95,16 @@ def raise_translations(ranked: Sequence[tuple[int, float]], twins: Callable[[int
 
 
 def translation_finder(store: Store, vectors: VectorIndex, query_cjk: bool,
-                       allowed: np.ndarray | None = None) -> Callable[[int], tuple[int, ...]]:
+                       may_return: Callable[[Sequence[int]], list[bool]] | None = None
+                       ) -> Callable[[int], tuple[int, ...]]:
     """``twins(chunk_id)``: the chunk's translated sections in the question's other script.
 
     Only translations written in the other script family than the question
     (search/language.py) are returned: those are the ones the legs could not
     score fairly, while a same-script translation already competed on equal
-    terms and lost. With ``allowed`` (the search's filter and exclusion mask
-    over resident rows) a translation the search may not return is not returned.
+    terms and lost. With ``may_return`` (the search's filters and exclusions,
+    :meth:`Candidates.may_return <groove.search.candidates.Candidates.may_return>`)
+    a translation the search may not return is not returned.
 
     Each pair of documents is read and matched once per finder (one finder per search).
     """
@@ -134,9 +136,8 @@ def translation_finder(store: Store, vectors: VectorIndex, query_cjk: bool,
             return ()
         # A translation in the question's own script already competed on equal terms.
         keep = vectors.in_script(found, not query_cjk)
-        if allowed is not None:
-            rows = vectors.positions(found)
-            keep = [k and p >= 0 and bool(allowed[p]) for k, p in zip(keep, rows.tolist(), strict=True)]
+        if may_return is not None:
+            keep = [k and ok for k, ok in zip(keep, may_return(found), strict=True)]
         return tuple(c for c, ok in zip(found, keep, strict=True) if ok)
 
     return twins

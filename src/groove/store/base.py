@@ -220,16 +220,20 @@ class Store(ABC):
 
     # --- the full-text index (derived, docs/indexing.md "Index files") -------------
     @abstractmethod
-    def fulltext_search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """``[(chunk_id, score)]`` best first for chunks matching any phrase.
+    def fulltext_search(self, phrases: Sequence[str], limit: int,
+                        exclude: Sequence[str] = ()) -> list[tuple[int, float]]:
+        """``[(chunk_id, score)]`` best first for chunks matching any phrase and holding
+        none of ``exclude`` (as :meth:`fulltext_matching` decides).
 
         The score is "lower is better" (BM25 negated). Cost follows the
         matches and ``limit``, not the number of chunks.
         """
 
     @abstractmethod
-    def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
-        """Every chunk whose heading, breadcrumb or text holds any term (exclusions)."""
+    def fulltext_matching(self, terms: Sequence[str], among: Sequence[int] | None = None
+                          ) -> set[int]:
+        """Every chunk whose heading, breadcrumb or text holds any term (exclusions); with
+        ``among``, only which of those chunk ids do (the cost follows ``among``)."""
 
     @abstractmethod
     def fulltext_current(self) -> bool:

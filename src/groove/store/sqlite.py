@@ -1112,19 +1112,21 @@ class SQLiteStore(Store):
             if not self._fulltext_writing:
                 fulltext.release_writer()
 
-    def fulltext_search(self, phrases: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def fulltext_search(self, phrases: Sequence[str], limit: int,
+                        exclude: Sequence[str] = ()) -> list[tuple[int, float]]:
         """``[(chunk_id, score)]`` best first; the score is BM25 negated (lower is better)."""
         with self._lock:
-            hits = self._loaded_fulltext()[0].search(phrases, limit)
+            hits = self._loaded_fulltext()[0].search(phrases, limit, _searchable(exclude))
         return [(chunk_id, -score) for chunk_id, score in hits]  # same order, lower is better
 
-    def fulltext_matching(self, terms: Sequence[str]) -> set[int]:
+    def fulltext_matching(self, terms: Sequence[str], among: Sequence[int] | None = None
+                          ) -> set[int]:
         """Chunks whose text holds any term, per the full-text index's matching rules."""
-        wanted = [t for t in dict.fromkeys(terms) if t.strip()]
+        wanted = _searchable(terms)
         if not wanted:
             return set()
         with self._lock:
-            return self._loaded_fulltext()[0].matching(wanted)
+            return self._loaded_fulltext()[0].matching(wanted, among)
 
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
@@ -1374,3 +1376,8 @@ def _split_script(script: str) -> list[str]:
             statements.append(buf.strip())
             buf = ""
     return statements
+
+
+def _searchable(terms: Sequence[str]) -> list[str]:
+    """Exclusion terms worth asking the full-text index about: distinct, not blank."""
+    return [t for t in dict.fromkeys(terms) if t.strip()]
