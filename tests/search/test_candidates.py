@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -235,7 +237,7 @@ def test_bilingual_leg_equals_two_separate_exact_scans(case):
 
 def test_an_exclusion_held_by_every_near_chunk_is_fetched_past(fixed):
     # 120 chunks nearer the query than the answers all hold the excluded word: the
-    # vector leg must look past its first N = 50 candidates (then 200) to fill the cut.
+    # vector leg must look past its first 2N = 100 candidates (then 400) to fill the cut.
     fixed.add("noise.md", [Sec(f"legacy note {i}", vector=unit((0, 1.0), (1, 0.001 * i)))
                            for i in range(120)])
     fixed.add("answer.md", [Sec("current note", vector=unit((0, 1.0), (1, 0.5)))])
@@ -265,4 +267,4 @@ def test_surviving_is_the_exact_top_n_of_the_survivors(rows, n) -> None:
         return [ranked[:k]]
 
     assert _surviving(search, n, Held())[0] == expected
-    assert calls[0] == n and all(b == 4 * a for a, b in zip(calls, calls[1:]))
+    assert calls[0] == 2 * n and all(b == 4 * a for a, b in pairwise(calls))

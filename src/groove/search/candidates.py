@@ -94,15 +94,17 @@ def _surviving(search: Callable[[int], list[Found]], n: int,
                exclusions: Exclusions | None) -> list[Found]:
     """``search(k)``'s best-``k`` lists minus excluded chunks, cut to ``n`` each.
 
-    Asks for ``n``, then four times as many each round, until every list has
-    ``n`` survivors or ran out of chunks: the best ``n`` survivors among the
-    best ``k`` are the best ``n`` survivors overall, so this is exact.
+    Asks for ``2n`` (a larger selection costs about what a smaller one does),
+    then four times as many each round, until every list has ``n`` survivors
+    or ran out of chunks: the best ``n`` survivors among the best ``k`` are the
+    best ``n`` survivors overall, so this is exact. ``search`` should reuse its
+    scores between rounds (:meth:`VectorIndex.ranker`).
     """
-    fetch = n
+    if exclusions is None:
+        return search(n)
+    fetch = 2 * n
     while True:
         found = search(fetch)
-        if exclusions is None:
-            return found
         held = exclusions.among(c for hits in found for c, _ in hits)
         kept = [[hit for hit in hits if hit[0] not in held] for hits in found]
         if all(len(k) >= n or len(hits) < fetch for k, hits in zip(kept, found, strict=True)):
@@ -112,7 +114,8 @@ def _surviving(search: Callable[[int], list[Found]], n: int,
 
 def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
                n: int, exclusions: Exclusions | None = None) -> list[tuple[int, float]]:
-    return _surviving(lambda k: [vectors.top_n(query_vec, k, allowed)], n, exclusions)[0]
+    rank = vectors.ranker(query_vec)
+    return _surviving(lambda k: rank(k, (allowed,)), n, exclusions)[0]
 
 
 def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
@@ -134,8 +137,8 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
         return vector_leg(query_vec, vectors, allowed, n, exclusions)
     # One pass over the matrix serves both masks (VectorIndex.top_n_each).
     masks = (allowed, allowed & vectors.script_mask(not query_cjk))
-    base, other_script = _surviving(lambda k: vectors.top_n_each(query_vec, k, masks), n,
-                                    exclusions)
+    rank = vectors.ranker(query_vec)
+    base, other_script = _surviving(lambda k: rank(k, masks), n, exclusions)
     if not base:
         return base
     floor = base[-1][1]

@@ -38,7 +38,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -363,9 +363,19 @@ class VectorIndex:
         scan plus a cheap selection each. A mask that allows few rows is scored
         on its own rows instead, unless the full product is already there.
         """
+        return self.ranker(query)(n, masks)
+
+    def ranker(self, query: np.ndarray
+               ) -> Callable[[int, Sequence[np.ndarray]], list[list[tuple[int, float]]]]:
+        """:meth:`top_n_each` for one query, asked repeatedly (a larger ``n`` each time):
+        the matrix-vector product is computed once for every call."""
+        shared = _SharedScores(self.matrix, query)
+        return lambda n, masks: self._top_n_each(shared, query, n, masks)
+
+    def _top_n_each(self, shared: _SharedScores, query: np.ndarray, n: int,
+                    masks: Sequence[np.ndarray]) -> list[list[tuple[int, float]]]:
         if not len(self.ids) or n <= 0 or self.matrix.dim != len(query):
             return [[] for _ in masks]
-        shared = _SharedScores(self.matrix, query)
         found: list[list[tuple[int, float]]] = []
         for allowed in masks:
             allowed = allowed & self.embedded
