@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from groove.errors import GrooveError
 from groove.fulltext import Stamp, TextRow
+from groove.fulltext.irregular import BASE_FORMS
 from groove.fulltext.tantivy import TantivyIndex, bigrams
 
 LATIN = ["index", "indexes", "search", "searching", "vector", "run", "running", "tokio", "rs",
@@ -174,3 +175,29 @@ def test_a_cut_without_a_tie_takes_one_search(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(tantivy.Searcher, "search", counting)
     assert len(index.search(["word"], 5)) == 5
     assert len(calls) == 1
+
+
+def test_an_irregular_past_form_also_searches_its_base_form(tmp_path) -> None:
+    index, _ = _build(tmp_path / "x", [(None, "where we take the lock"),
+                                       (None, "the lock is taken"),
+                                       (None, "she wrote it"), (None, "the writer writes")])
+    assert {c for c, _ in index.search(["taken"], 10)} == {1, 2}
+    assert {c for c, _ in index.search(["Took"], 10)} == {1}
+    assert {c for c, _ in index.search(["written"], 10)} == {4}
+    assert {c for c, _ in index.search(["write"], 10)} == {4}  # a base form does not find "wrote"
+    assert index.matching(["taken"]) == {2}  # an exclusion stays a word test
+    assert {c for c, _ in index.search(["is taken"], 10)} == {2}  # a phrase: words as written
+
+
+@settings(max_examples=60, deadline=None)
+@given(form=st.sampled_from(sorted(BASE_FORMS)), inflection=st.sampled_from(["", "s"]))
+def test_every_listed_form_finds_its_base_form(scratch, form, inflection) -> None:
+    """The table's guarantee: a searched irregular form finds the chunks holding its base
+    form (inflected regularly); excluding the form does not drop them."""
+    word = BASE_FORMS[form] + inflection
+    index, _ = _build(scratch / "irregular", [(None, f"notes on {word} here"), (None, "other notes")])
+    try:
+        assert {c for c, _ in index.search([form], 10)} == {1}, (form, word)
+        assert index.matching([form]) == set()
+    finally:
+        index.release_writer()

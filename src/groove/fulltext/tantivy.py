@@ -24,7 +24,9 @@ Fields (one tantivy document per chunk):
 
 A query phrase is cut into CJK runs and the text between them; each piece
 must match (word, word phrase, bigram phrase or single character) and the
-phrases are ORed, scored by BM25.
+phrases are ORed, scored by BM25. A searched one-word piece that is an
+irregular past form also matches its base form (``taken`` → ``take``,
+:mod:`groove.fulltext.irregular`); an exclusion matches the word as written.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import tantivy
 
 from groove.errors import CorruptIndexError, GrooveError
 from groove.fulltext.base import FullTextIndex, Stamp, TextRow
+from groove.fulltext.irregular import BASE_FORMS
 from groove.fulltext.scripts import CJK_RUN, rust_cjk_class
 
 log = logging.getLogger("groove.fulltext")
@@ -100,6 +103,9 @@ class TantivyIndex(FullTextIndex):
         self.path = Path(path)
         self._schema = _schema()
         self._words = _word_analyzer()
+        #: Stem of an irregular past form → stem of its base form (``taken`` → ``take``).
+        self._base_stems = {self._words.analyze(form)[0]: self._words.analyze(base)[0]
+                            for form, base in BASE_FORMS.items()}
         self._lock = threading.RLock()
         self._writer: tantivy.IndexWriter | None = None
         self._index = self._open()
@@ -178,7 +184,7 @@ class TantivyIndex(FullTextIndex):
         (doubling) until the tie is whole; then the tie is ordered by chunk id
         and cut. Without a tie at the cut, that is one search.
         """
-        query = self._any_of(phrases)
+        query = self._any_of(phrases, searched=True)
         if query is None or limit <= 0:
             return []
         excluded = self._any_of(exclude)
@@ -214,7 +220,7 @@ class TantivyIndex(FullTextIndex):
         matching chunks, never the size of the index; with ``among`` the query
         is also restricted to those chunk ids, so it follows ``among``.
         """
-        query = self._any_of(terms)
+        query = self._any_of(terms, searched=False)
         if query is None:
             return set()
         if among is not None:
@@ -238,16 +244,20 @@ class TantivyIndex(FullTextIndex):
         return {int(v) for v in ids}  # type: ignore[arg-type]
 
     # --- query compilation ---------------------------------------------------------
-    def _any_of(self, phrases: Sequence[str]) -> tantivy.Query | None:
-        """Chunks matching any phrase (SHOULD), or None when no phrase has a searchable piece."""
-        clauses = [q for q in (self._phrase(p) for p in phrases) if q is not None]
+    def _any_of(self, phrases: Sequence[str], *, searched: bool) -> tantivy.Query | None:
+        """Chunks matching any phrase (SHOULD), or None when no phrase has a searchable piece.
+
+        ``searched``: a search, where a one-word piece also matches the base form
+        of an irregular past form; otherwise an exclusion (the words as written).
+        """
+        clauses = [q for q in (self._phrase(p, searched) for p in phrases) if q is not None]
         if not clauses:
             return None
         if len(clauses) == 1:
             return clauses[0]
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
 
-    def _phrase(self, phrase: str) -> tantivy.Query | None:
+    def _phrase(self, phrase: str, searched: bool) -> tantivy.Query | None:
         """Every piece of the phrase must match: words in order, CJK runs as substrings."""
         parts: list[tantivy.Query] = []
         for cjk, piece in _pieces(phrase):
@@ -256,7 +266,7 @@ class TantivyIndex(FullTextIndex):
             else:
                 words = self._words.analyze(piece)
                 if len(words) == 1:
-                    parts.append(tantivy.Query.term_query(self._schema, "text", words[0]))
+                    parts.append(self._word(words[0], searched))
                 elif words:
                     parts.append(self._in_order("text", words))
         if not parts:
@@ -264,6 +274,16 @@ class TantivyIndex(FullTextIndex):
         if len(parts) == 1:
             return parts[0]
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts])
+
+    def _word(self, stem: str, searched: bool) -> tantivy.Query:
+        """One word; in a search, an irregular past form also matches its base form."""
+        query = tantivy.Query.term_query(self._schema, "text", stem)
+        base = self._base_stems.get(stem) if searched else None
+        if base is None:
+            return query
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, query),
+             (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", base))])
 
     def _cjk(self, run: str) -> tantivy.Query:
         pairs = bigrams(run)
