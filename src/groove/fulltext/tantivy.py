@@ -187,7 +187,7 @@ class TantivyIndex(FullTextIndex):
         query = self._any_of(phrases, searched=True)
         if query is None or limit <= 0:
             return []
-        excluded = self._any_of(exclude)
+        excluded = self._any_of(exclude, searched=False)
         if excluded is not None:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query),
                                                  (tantivy.Occur.MustNot, excluded)])
