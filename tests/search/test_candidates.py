@@ -268,3 +268,22 @@ def test_surviving_is_the_exact_top_n_of_the_survivors(rows, n) -> None:
 
     assert _surviving(search, n, Held())[0] == expected
     assert calls[0] == 2 * n and all(b == 4 * a for a, b in pairwise(calls))
+
+
+def test_past_the_threshold_exclusions_are_looked_up_once_as_a_whole_set(monkeypatch) -> None:
+    import groove.search.candidates as candidates
+
+    held = set(range(0, 100, 3))
+    calls: list[object] = []
+
+    class Store:
+        def fulltext_matching(self, terms, among=None):
+            calls.append(None if among is None else len(among))
+            return held if among is None else held & set(among)
+
+    monkeypatch.setattr(candidates, "WHOLE_SET_AFTER", 40)
+    check = candidates.Exclusions(Store(), ["legacy"])  # type: ignore[arg-type]
+    assert check.among(range(30)) == {c for c in range(30) if c % 3 == 0}
+    assert check.among(range(30, 90)) == {c for c in range(30, 90) if c % 3 == 0}
+    assert check.among(range(100)) == held
+    assert calls == [30, None]  # per chunk first; past 40 asked, the whole set once

@@ -25,6 +25,7 @@ from searchkit import DIM, FixedQueryEmbedder, unit
 from groove.config import load_config
 from groove.kb import KnowledgeBase
 from groove.models import Chunk, DocumentRecord
+from groove.search.candidates import candidate_count
 from groove.search.request import SearchRequest
 from groove.store import open_store
 from groove.store.base import COMPLETE
@@ -68,8 +69,9 @@ def build_kb(root: Path, chunks: int) -> KnowledgeBase:
     filler = chunks - sum(len(t) for t in MATCHING.values())
     for d in range(filler // CHUNKS_PER_DOC):
         write(f"filler/doc{d:05d}.md",
-              [f"Ledger entry {d} line {i}: quarterly totals balanced." for i in
-               range(CHUNKS_PER_DOC)], "finance")
+              [f"Ledger entry {d} line {i}: quarterly totals balanced"
+               + (" and audited." if i % 10 == 0 else ".") for i in range(CHUNKS_PER_DOC)],
+              "finance")
     store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
     store.close()
     return KnowledgeBase(config, embedder=FixedQueryEmbedder(unit((0, 1.0))))
@@ -130,3 +132,42 @@ def test_a_search_costs_sqlite_the_same_at_1k_and_20k_chunks(tmp_path):
 
 def _shape(sql: str) -> str:
     return re.sub(r"\d+", "N", sql)
+
+
+def excluded_ids_asked(kb: KnowledgeBase, request: SearchRequest) -> list[int | None]:
+    """How many chunk ids each exclusion lookup of one search named (None: every chunk)."""
+    asked: list[int | None] = []
+    store = kb.store
+    real = store.fulltext_matching
+
+    def spy(terms, among=None):  # type: ignore[no-untyped-def]
+        asked.append(None if among is None else len(among))
+        return real(terms, among)
+
+    kb.search(request)  # warm
+    store.fulltext_matching = spy  # type: ignore[method-assign]
+    try:
+        response = kb.search(request)
+    finally:
+        del store.fulltext_matching
+    assert response.results
+    assert not [h for h in response.results if "audited" in h.content]
+    return asked
+
+
+@pytest.mark.slow  # builds a 20k-chunk index
+def test_an_exclusion_is_checked_on_the_candidates_only(tmp_path):
+    """A tenth of the chunks hold the excluded word: only candidates are ever looked up."""
+    request = SearchRequest(query="quarterly totals -audited", limit=5)
+    small = build_kb(tmp_path / "small", 1_000)
+    large = build_kb(tmp_path / "large", 20_000)
+    try:
+        small_asked = excluded_ids_asked(small, request)
+        large_asked = excluded_ids_asked(large, request)
+    finally:
+        small.close()
+        large.close()
+    for asked in (small_asked, large_asked):
+        assert asked and None not in asked, asked
+        # one round of at most two vector masks x 2N candidates each, at any size
+        assert max(asked) <= 2 * 2 * candidate_count(request.limit), asked

@@ -64,6 +64,11 @@ def candidate_count(limit: int) -> int:
     return max(50, limit * 5)
 
 
+#: Past this many chunks to check, one whole-set lookup is cheaper than asking per chunk
+#: (an exclusion held by nearly every near neighbour: rare, and costly either way).
+WHOLE_SET_AFTER = 16_384
+
+
 class Exclusions:
     """Which chunks hold one of the question's ``-term`` exclusions, asked only about the
     chunks the search looks at (one full-text query per batch) and remembered for it."""
@@ -72,10 +77,15 @@ class Exclusions:
         self._store = store
         self.terms = tuple(terms)
         self._held: dict[int, bool] = {}
+        self._whole: set[int] | None = None
 
     def among(self, ids: Iterable[int]) -> set[int]:
         """The chunks of ``ids`` that hold an exclusion."""
         wanted = list(dict.fromkeys(ids))
+        if self._whole is None and len(self._held) + len(wanted) > WHOLE_SET_AFTER:
+            self._whole = self._store.fulltext_matching(self.terms)
+        if self._whole is not None:
+            return {c for c in wanted if c in self._whole}
         unknown = [c for c in wanted if c not in self._held]
         if unknown:
             held = self._store.fulltext_matching(self.terms, among=unknown)
