@@ -143,3 +143,20 @@ def test_a_pinned_search_keeps_its_generation_while_a_reload_waits():
     reload.join(30)
     assert not reload.is_alive()
     assert len(index.ids) == 7 and not index.swap_waiting
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1, max_value=300),
+       st.integers(min_value=1, max_value=40))
+def test_the_sampled_floor_keeps_every_top_score_ties_included(seed, count, levels) -> None:
+    """above_sampled_floor: the subset holds every score >= the count-th largest."""
+    from groove.search.vectors import SAMPLED_FLOOR_MIN, above_sampled_floor
+
+    rng = np.random.default_rng(seed)
+    # few distinct levels make ties at the boundary common
+    scores = rng.integers(0, levels, SAMPLED_FLOOR_MIN + 500).astype(np.float32) / levels
+    keep = above_sampled_floor(scores, count)
+    if keep is None:
+        return
+    boundary = np.sort(scores)[::-1][count - 1]
+    assert set(np.flatnonzero(scores >= boundary).tolist()) <= set(keep.tolist())
