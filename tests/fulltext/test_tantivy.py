@@ -204,3 +204,25 @@ def test_every_listed_form_finds_its_base_form(scratch, form, inflection) -> Non
         assert index.matching([form]) == set()
     finally:
         index.release_writer()
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(alphabet="あいう東", min_size=1, max_size=14), min_size=1,
+                      max_size=8),
+       data=st.data())
+def test_a_long_japanese_phrase_matches_exactly_the_chunks_holding_it(scratch, texts,
+                                                                       data) -> None:
+    """A CJK run is asked as every other character pair (and the last) at its position:
+    still exactly a substring test, however repetitive the text (few distinct characters
+    make near misses such as あいあい against あいうあい common)."""
+    index, rows = _build(scratch / "cjk", [(None, t) for t in texts])
+    try:
+        source = data.draw(st.sampled_from(texts))
+        start = data.draw(st.integers(0, len(source) - 1))
+        phrase = data.draw(st.one_of(
+            st.just(source[start:start + data.draw(st.integers(1, 9))]),
+            st.text(alphabet="あいう東", min_size=2, max_size=9)))
+        assert {c for c, _ in index.search([phrase], 100)} == {
+            r.chunk_id for r in rows if phrase in r.content}, phrase
+    finally:
+        index.release_writer()
