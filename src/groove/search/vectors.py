@@ -376,22 +376,40 @@ class VectorIndex:
                     masks: Sequence[np.ndarray]) -> list[list[tuple[int, float]]]:
         if not len(self.ids) or n <= 0 or self.matrix.dim != len(query):
             return [[] for _ in masks]
-        found: list[list[tuple[int, float]]] = []
+        view = self._view
+        if view is not None and view.generation != self._generation:
+            view = None
+        plans = []
         for allowed in masks:
             allowed = allowed & self.embedded
             count = int(np.count_nonzero(allowed))
+            plans.append((allowed, count, self._ann_k(view, n, count)))
+        # One approximate search serves every mask: its first k keys are what a
+        # search for k alone returns (the same probed lists, best first).
+        wanted = [k for _, count, k in plans if k is not None and count > 0]
+        keys = (view.ann_index.search(query, max(wanted), self.settings.ann_nprobe)
+                if view is not None and wanted else None)
+        found: list[list[tuple[int, float]]] = []
+        for allowed, count, k in plans:
             if count <= 0:
                 found.append([])
                 continue
-            view = self._view
-            if view is not None and view.generation == self._generation \
-                    and count > self.settings.ann_exact_max_rows:
-                approximate = self._approximate(view, query, n, allowed, count)
+            if view is not None and keys is not None and k is not None:
+                approximate = self._approximate(view, query, n, allowed, count, keys[:k])
                 if approximate is not None:
                     found.append(approximate)
                     continue
             found.append(self._exact(shared, n, allowed, count))
         return found
+
+    def _ann_k(self, view: _AnnView | None, n: int, count: int) -> int | None:
+        """How many approximate neighbours a mask allowing ``count`` rows needs, or None
+        when it is scanned exactly (small, no approximate index, or too selective)."""
+        if view is None or count <= self.settings.ann_exact_max_rows:
+            return None
+        share = count / len(self.ids)
+        k = max(_MIN_CANDIDATES, math.ceil(n * self.settings.ann_oversample / share))
+        return k if k <= _MAX_CANDIDATES else None
 
     def exact_top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
         """The exact answer: every allowed row scored."""
@@ -409,12 +427,7 @@ class VectorIndex:
         return self._best(rows, shared.rows(rows), n)
 
     def _approximate(self, view: _AnnView, query: np.ndarray, n: int, allowed: np.ndarray,
-                     count: int) -> list[tuple[int, float]] | None:
-        share = count / len(self.ids)
-        k = max(_MIN_CANDIDATES, math.ceil(n * self.settings.ann_oversample / share))
-        if k > _MAX_CANDIDATES:
-            return None
-        keys = view.ann_index.search(query, k, self.settings.ann_nprobe)
+                     count: int, keys: np.ndarray) -> list[tuple[int, float]] | None:
         rows = self.positions(keys)
         rows = rows[rows >= 0]
         rows = rows[allowed[rows]]
