@@ -232,3 +232,16 @@ def test_the_index_holds_a_small_fraction_of_the_vectors(built):
     view = index._view
     assert view is not None
     assert view.ann_index.index.code_size * ann.DIMS_PER_CODE <= DIM
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), share=st.floats(0.3, 1.0), n=st.integers(1, 60))
+def test_one_approximate_search_for_several_masks_answers_as_one_search_each(
+        built, seed, share, n):
+    """top_n_each shares one faiss search between its masks: the same answers as asking
+    for each mask on its own."""
+    _, index, _ = built
+    rng = np.random.default_rng(seed)
+    masks = [np.ones(len(index), dtype=bool), rng.random(len(index)) < share]
+    query = clustered(1, seed)[0]
+    assert index.top_n_each(query, n, masks) == [index.top_n(query, n, m) for m in masks]
