@@ -34,6 +34,7 @@ from groove.search.query import ParsedQuery, parse_query
 from groove.search.quotes import require_quoted
 from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
+from groove.search.resident import matvec
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
 from groove.search.translations import raise_translations, translation_finder
@@ -97,7 +98,7 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
     if scores and query is not None and len(query) == vectors.matrix.dim:
         mean, cov = vectors.cosine_moments()
         q = np.asarray(query, dtype=np.float64)
-        gain = lift(scores[0], float(q @ mean), float(q @ cov @ q), len(vectors))
+        gain = lift(scores[0], float(q @ mean), float(q @ matvec(cov, q)), len(vectors))
     return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
 
 
