@@ -146,6 +146,24 @@ def test_full_text_leg_under_a_narrow_filter_is_the_exact_filtered_top_n(fixed):
         row for row in everything if row[0] in set(quiet)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 500), share=st.floats(1e-4, 1.0))
+def test_a_filtered_fetch_expects_n_allowed_hits_with_three_deviations_to_spare(n, share):
+    """The first full-text fetch under a filter: its binomial count of allowed hits,
+    less three standard deviations, still reaches n; it is the least such fetch (but
+    for one hit of rounding); and without a filter it is exactly n."""
+    from groove.search.candidates import FETCH_SIGMAS, filtered_fetch
+
+    def enough(fetch: int) -> bool:
+        mean = fetch * share
+        return mean - FETCH_SIGMAS * np.sqrt(fetch * share * (1 - share)) >= n - 1e-6
+
+    fetch = filtered_fetch(n, share)
+    assert fetch >= n / share - 1e-6 and enough(fetch)
+    assert fetch <= n + 1 or not enough(fetch - 2)
+    assert filtered_fetch(n, 1.0) == n
+
+
 # --- the bilingual leg equals its definition (one matrix pass, any masks) -------------------
 
 class _VectorStore:

@@ -14,6 +14,7 @@ survive. Both costs follow the candidates, not the corpus.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -177,6 +178,27 @@ def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, 
 _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query-embed")
 
 
+#: How many standard deviations below its expectation the allowed count of a
+#: first full-text fetch may fall before a second round is needed.
+FETCH_SIGMAS = 3.0
+
+
+def filtered_fetch(n: int, share: float) -> int:
+    """Hits to fetch so that ``n`` are allowed by a filter allowing ``share`` of the chunks.
+
+    If the filter were independent of the query, the allowed count among ``f``
+    hits would be binomial with mean ``f·share`` and variance ``f·share·(1 − share)``;
+    ``f`` is the least for which the mean minus :data:`FETCH_SIGMAS` deviations
+    reaches ``n``. Asking for exactly ``n / share`` falls short about half the
+    time, and the second round repeats the first's work four times over (at 1M
+    chunks every filtered query of the benchmark needed 3-20% more hits than
+    ``n / share``). Without a filter (``share`` 1) it is ``n``.
+    """
+    spread = FETCH_SIGMAS * math.sqrt(1.0 - share)
+    root = (spread + math.sqrt(spread * spread + 4.0 * n)) / 2.0
+    return max(n, math.ceil(root * root / share - 1e-9))
+
+
 def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
                  allowed: np.ndarray, n: int) -> list[tuple[int, float]]:
     """The best ``n`` allowed chunks by BM25 (score lower is better), best first.
@@ -184,11 +206,11 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
     Exclusions are part of the engine's query (they cost nothing here).
 
     Filters are a mask the engine does not see, so it is asked for more than
-    ``n`` hits — ``n`` divided by the share of allowed chunks, then four times
-    as many each round — until ``n`` of them are allowed or the matches run
-    out. The top ``n`` allowed among the first hits are the top ``n`` allowed
-    overall, so this is exact; its cost follows the matches fetched, not the
-    number of chunks the filter hides.
+    ``n`` hits — enough that ``n`` are allowed unless the filter is unlucky
+    (:func:`filtered_fetch`), then four times as many each round — until ``n``
+    of them are allowed or the matches run out. The top ``n`` allowed among the
+    first hits are the top ``n`` allowed overall, so this is exact; its cost
+    follows the matches fetched, not the number of chunks the filter hides.
     """
     phrases = parsed.fulltext_phrases
     if not phrases or not len(allowed):
@@ -196,7 +218,7 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
     share = np.count_nonzero(allowed) / len(allowed)
     if share <= 0.0:
         return []
-    fetch = max(n, int(np.ceil(n / share)))
+    fetch = min(filtered_fetch(n, share), len(allowed))  # never more than there are chunks
     while True:
         rows = store.fulltext_search(phrases, fetch, parsed.exclusions)
         if not rows:
@@ -206,7 +228,7 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
         kept = [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok]
         if len(kept) >= n or len(rows) < fetch or fetch >= len(allowed):
             return kept[:n]
-        fetch *= 4
+        fetch = min(fetch * 4, len(allowed))
 
 
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,
