@@ -6,8 +6,10 @@ scale (``max |x| / 127``), so a cosine moves by at most ~1e-2 — enough to swap
 near-ties, never to lose a clear neighbour.
 
 Scores are always computed in float32. A compact matrix is converted block by
-block (``BLOCK_ROWS`` rows at a time), so a full scan never materialises a float32
-copy of the whole matrix.
+block (``BLOCK_ROWS`` rows at a time, 6 MB of float32 per scanning thread), so a
+full scan never materialises a float32 copy of the whole matrix; smaller blocks
+stay in cache (an int8 scan of 200k rows: 20.6 ms in blocks of 4,096 rows against
+25.0 ms in blocks of 16,384).
 
 Scores never go through the threaded BLAS. After a threaded call OpenBLAS's
 idle workers spin for a while, and on a small machine they take the core the
@@ -31,7 +33,7 @@ import numpy as np
 
 Storage = Literal["float32", "float16", "int8"]
 STORAGES: tuple[str, ...] = get_args(Storage)
-BLOCK_ROWS = 16384
+BLOCK_ROWS = 4096
 #: A scan is cut into parts of at least this many rows, one per core.
 SPLIT_ROWS = 8192
 _CORES = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
