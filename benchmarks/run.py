@@ -154,6 +154,8 @@ def flat_cost_table(per_size: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
                     "query_embed_p50_ms": r["query_embed_p50_ms"],
                     "p50_over_embed": ratio(r["search_p50_ms"], r["query_embed_p50_ms"]),
                     "p95_over_embed": ratio(r["search_p95_ms"], r["query_embed_p50_ms"]),
+                    "search_cpu_ms": r.get("search_cpu_ms"),
+                    "search_cpu_over_embed_cpu": r.get("search_cpu_over_embed_cpu"),
                     "p50_ms_by_shape": r["search_p50_ms_by_shape"]}
             for label, r in per_size.items()}
 
