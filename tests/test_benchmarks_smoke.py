@@ -80,8 +80,11 @@ def test_flat_cost_table_reports_each_size_against_its_own_query_embedding(monke
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     child = {"chunks": 50_000, "search_p50_ms": 30.0, "search_p95_ms": 45.0,
-             "query_embed_p50_ms": 20.0, "search_p50_ms_by_shape": {"english": 31.0}}
+             "query_embed_p50_ms": 20.0, "search_p50_ms_by_shape": {"english": 31.0},
+             "search_cpu_ms": 40.0, "query_embed_cpu_ms": 16.0, "search_cpu_over_embed_cpu": 2.5}
     table = module.flat_cost_table({"50k": child})
     assert table == {"50k": {"chunks": 50_000, "search_p50_ms": 30.0, "search_p95_ms": 45.0,
                              "query_embed_p50_ms": 20.0, "p50_over_embed": 1.5,
-                             "p95_over_embed": 2.25, "p50_ms_by_shape": {"english": 31.0}}}
+                             "p95_over_embed": 2.25, "search_cpu_ms": 40.0,
+                             "search_cpu_over_embed_cpu": 2.5,
+                             "p50_ms_by_shape": {"english": 31.0}}}
