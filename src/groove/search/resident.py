@@ -52,7 +52,7 @@ def _scan(data: np.ndarray, query: np.ndarray, convert: bool) -> np.ndarray:
     """``data @ query`` over every row, one part per core; ``convert``: rows are not float32."""
     out = np.empty(len(data), dtype=np.float32)
     parts = min(_CORES, len(data) // SPLIT_ROWS) if _SCAN_POOL is not None else 1
-    step = -(-len(data) // max(parts, 1))
+    step = max(1, -(-len(data) // max(parts, 1)))
     bounds = [(start, min(start + step, len(data))) for start in range(0, len(data), step)]
 
     def part(start: int, end: int) -> None:
