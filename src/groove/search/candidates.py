@@ -241,15 +241,18 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     offset = fusion.cross_language_offset if prose else 0.0
     exclusions = exclusions_of(store, parsed)
 
-    def vector_side() -> tuple[np.ndarray, Found]:
+    def rank(qv: np.ndarray) -> Found:
+        return bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
+                                    offset=offset, exclusions=exclusions)
+
+    def embed_and_rank() -> tuple[np.ndarray, Found]:
         qv = embedder.embed_query(parsed.model_text)
-        return qv, bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
-                                        offset=offset, exclusions=exclusions)
+        return qv, rank(qv)
 
     if exclusions is None:
         # The vector leg follows the embedding on the pool thread: when the
         # full-text leg is the slower one, it is done by the time that ends.
-        side = _EMBED_POOL.submit(vector_side)
+        side = _EMBED_POOL.submit(embed_and_rank)
         fts = fulltext_leg(store, vectors, parsed, base_mask, n)
         qv, vector = side.result()
     else:
@@ -258,8 +261,7 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
         query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
         fts = fulltext_leg(store, vectors, parsed, base_mask, n)
         qv = query_vec.result()
-        vector = bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
-                                      offset=offset, exclusions=exclusions)
+        vector = rank(qv)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
