@@ -111,6 +111,17 @@ def test_relative_config_option_resolves_against_cwd(work: Path) -> None:
     assert cfg.model == "bge-m3"
 
 
+def test_paths_may_be_given_as_strings(work: Path) -> None:
+    """The library's own example passes ``kb_path="notes"``: strings work like paths."""
+    conf = write_toml(work / "conf", 'model = "bge-m3"\n')
+    as_text = load_config(config_path=str(conf), kb_path="notes", db_path="idx/kb.db",
+                          cwd=str(work))
+    as_paths = load_config(config_path=conf, kb_path=Path("notes"), db_path=Path("idx/kb.db"),
+                           cwd=work)
+    assert as_text == as_paths
+    assert as_text.kb_path == (work / "notes").resolve()
+
+
 def test_cwd_file_is_found_and_untrusted(work: Path, logs) -> None:
     path = write_toml(work, 'kb_path = "notes"\n')
     cfg = load_config(cwd=work)

@@ -98,24 +98,53 @@ _RANKED = st.lists(st.tuples(st.integers(0, 30), st.floats(0, 1, allow_nan=False
     lambda r: sorted(r, key=lambda t: (-t[1], t[0])))
 
 
-@given(ranked=_RANKED, twin_of=st.dictionaries(st.integers(0, 30), st.integers(0, 40), max_size=10),
-       ratio=st.floats(0, 1, allow_nan=False), depth=st.integers(0, 12))
-def test_raising_only_adds_translations_and_only_raises_scores(ranked, twin_of, ratio, depth) -> None:
-    out = raise_translations(ranked, lambda c: (twin_of[c],) if c in twin_of else (), ratio, depth)
+#: Chunk ids below 20 are written in the question's script, the others in the other one.
+def _asked(ids) -> list[bool]:
+    return [c < 20 for c in ids]
+
+
+#: Translated sections pair one to one: disjoint pairs of chunk ids, both ways.
+_PAIRS = st.lists(st.integers(0, 40), unique=True, max_size=16).map(
+    lambda ids: {a: b for x, y in zip(ids[::2], ids[1::2], strict=False) for a, b in ((x, y), (y, x))})
+
+
+@given(ranked=_RANKED, twin_of=_PAIRS, ratio=st.floats(0, 1, allow_nan=False),
+       depth=st.integers(0, 12))
+def test_translations_move_up_and_nothing_is_lost(ranked, twin_of, ratio, depth) -> None:
+    """The rules' guarantees (docs/search.md, "Translations"), for any ranking and pairing."""
+    def twins(c):
+        return (twin_of[c],) if c in twin_of else ()
+
+    out = raise_translations(ranked, twins, ratio, depth, _asked)
     before, after = dict(ranked), dict(out)
     assert len(after) == len(out)  # no chunk twice
-    assert set(before) <= set(after)
-    assert all(after[c] >= s for c, s in before.items())
+    assert set(before) <= set(after)  # nothing lost
     assert out == sorted(out, key=lambda t: (-t[1], t[0]))
-    if ratio > 0:
-        for c, s in ranked[:depth]:
-            if c in twin_of:
-                assert after[twin_of[c]] >= ratio * s
-    else:
+    if ratio <= 0:
         assert out == ranked
-    # Nothing but the translations of the first ``depth`` chunks changes.
-    raised = {twin_of[c] for c, _ in ranked[:depth] if c in twin_of} if ratio > 0 else set()
-    assert {c for c in after if after[c] != before.get(c)} <= raised
+        return
+    # Only the first results and their translations move.
+    touched = {c for c, _ in ranked[:depth]} | {twin_of[c] for c, _ in ranked[:depth]
+                                                  if c in twin_of}
+    assert all(after[c] == score for c, score in before.items() if c not in touched)
+    # Of a first result in the other script and its translation in the question's own
+    # script, the asker's version never scores below the other.
+    for c, _ in ranked[:depth]:
+        twin = twin_of.get(c)
+        if twin is not None and not _asked([c])[0] and _asked([twin])[0]:
+            assert after.get(twin, 0.0) >= after[c], (c, twin)
+    # Every other-script translation of the final first results is close behind them.
+    for c, score in out[:depth]:
+        twin = twin_of.get(c)
+        if twin is not None and not _asked([twin])[0]:
+            assert after[twin] >= ratio * score
+
+
+def test_the_askers_version_takes_the_better_place_and_the_other_follows() -> None:
+    ranked = [(25, 0.9), (1, 0.8), (2, 0.7), (3, 0.1)]  # 25 (other script) translates 3
+    out = raise_translations(ranked, lambda c: {25: (3,), 3: (25,)}.get(c, ()), 0.85, 3, _asked)
+    assert [c for c, _ in out] == [3, 1, 25, 2]
+    assert dict(out) == {3: 0.9, 1: 0.8, 25: pytest.approx(0.85 * 0.9), 2: 0.7}
 
 
 # --- end to end -----------------------------------------------------------------------------
@@ -159,12 +188,15 @@ def test_the_translation_of_the_best_section_ranks_right_behind_it(bilingual: Co
     assert on[:2] == [("refunds.md", "Fees"), ("refunds.ja.md", "手数料")]
 
 
-def test_a_translation_in_the_questions_own_script_is_not_raised(bilingual: Corpus) -> None:
-    # A Japanese question: the English version competed on equal terms, nothing is raised
-    # beyond what it earned itself, so the order equals the order with the rule off.
+def test_a_question_in_the_other_language_gets_its_own_version_first(bilingual: Corpus) -> None:
+    # A Japanese question: the English section the legs put first gives its place to its
+    # Japanese version, and follows it.
     question = "払い戻しの手数料はいくらですか"
-    assert _order(bilingual, question) == _order(bilingual, question,
-                                                 fusion={"translation_ratio": 0.0})
+    off = _order(bilingual, question, fusion={"translation_ratio": 0.0})
+    on = _order(bilingual, question)
+    assert off.index(("refunds.md", "Fees")) < off.index(("refunds.ja.md", "手数料"))
+    assert on[0] == ("refunds.ja.md", "手数料")
+    assert ("refunds.md", "Fees") in on  # kept among the first results, behind it
 
 
 def test_a_filtered_out_translation_is_not_added(bilingual: Corpus) -> None:
@@ -201,9 +233,9 @@ def test_with_the_real_model_translated_sections_pair_up_and_score_together(real
     results = real.search(question, limit=5).results
     score = {(h.path, h.heading): h.score for h in results}
     # Every section finds its own translation (an English question: the Japanese ones).
-    twins = translation_finder(real.store, real._vectors, query_cjk=False)
+    twins = translation_finder(real.store, real._vectors)
     assert [twins(c) for c in english] == [(c,) for c in japanese]
-    assert twins(japanese[0]) == ()  # a translation in the question's own script is not raised
+    assert [twins(c) for c in japanese] == [(c,) for c in english]
     # The Japanese version scores at least the default ratio of the English section's score.
     assert score[("it/vpn.ja.md", "トラブルシューティング")] >= 0.85 * score[
         ("it/vpn.md", "Troubleshooting")]

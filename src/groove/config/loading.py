@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from groove.config._util import _absolute, _exists, _get, _is_file
 from groove.config.compat import upgrade_settings
@@ -20,6 +21,9 @@ from groove.config.messages import _show, _validate
 from groove.config.model import _PATH_KEYS, CONFIG_FILENAME, MAX_GIT_PARENTS, Config, _Settings
 from groove.config.trust import _apply_trust, _check_kb_dir
 from groove.errors import ConfigError
+
+#: A path as a caller may give it: a string or a path object.
+StrPath: TypeAlias = str | os.PathLike[str]
 
 log = logging.getLogger("groove.config")
 
@@ -228,17 +232,20 @@ def _build(raw: dict[str, Any], *, source: Path | None, trusted: bool, where: st
 # --------------------------------------------------------------------------- public entry points
 
 
-def load_config(*, config_path: Path | None = None, kb_path: Path | None = None,
-                db_path: Path | None = None, cwd: Path | None = None,
+def load_config(*, config_path: StrPath | None = None, kb_path: StrPath | None = None,
+                db_path: StrPath | None = None, cwd: StrPath | None = None,
                 overrides: Mapping[str, Any] | None = None) -> Config:
     """Discover, read, trust-check and validate the configuration (CLI > file > default).
 
     ``kb_path``/``db_path``/``overrides`` are CLI values: relative paths resolve
-    against ``cwd``, paths in the file against the file's folder. ``overrides``
-    is a nested dict in TOML shape (``{"watch": {"enabled": False}}``); a None
-    value in it means "not given". Raises ConfigError for every refusal.
+    against ``cwd``, paths in the file against the file's folder; each path may
+    be a string or a path object. ``overrides`` is a nested dict in TOML shape
+    (``{"watch": {"enabled": False}}``); a None value in it means "not given".
+    Raises ConfigError for every refusal.
     """
-    cwd = _absolute(cwd or Path.cwd(), Path.cwd())
+    config_path, kb_path, db_path = (None if p is None else Path(p)
+                                     for p in (config_path, kb_path, db_path))
+    cwd = _absolute(Path(cwd) if cwd is not None else Path.cwd(), Path.cwd())
     source, trusted = discover_config(cwd, config_path, kb_path)
     if source is None:
         log.info("no %s found from %s; using built-in defaults", CONFIG_FILENAME, cwd)

@@ -204,7 +204,8 @@ class FusionConfig(_Section):
     translation_ratio: float = Field(
         0.85, ge=0.0, le=1.0,
         description="a number in [0, 1] (a result's translation in the other-language version "
-                    "of its file scores at least this share of its score; 0: off)")
+                    "of its file scores at least this share of its score, and the version in "
+                    "the question's language comes first; 0: off)")
 
 
 class MmrConfig(_Section):

@@ -109,9 +109,11 @@ def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidat
     ratio = config.search.fusion.translation_ratio
     if ratio <= 0.0:
         return ranked
-    twins = translation_finder(store, vectors, query_cjk=is_cjk(parsed.model_text),
+    twins = translation_finder(store, vectors,
                                may_return=lambda ids: candidates.may_return(vectors, ids))
-    return raise_translations(ranked, twins, ratio, request.limit)
+    query_cjk = is_cjk(parsed.model_text)
+    return raise_translations(ranked, twins, ratio, request.limit,
+                              asked=lambda ids: vectors.in_script(list(ids), query_cjk))
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

@@ -19,12 +19,20 @@ Two rules find a result's translation (docs/search.md, "Translations"):
   one version has and the other lacks matches nothing, because its nearest
   neighbour prefers its own counterpart.
 
-The translation of one of the first results then scores at least ``ratio`` ×
-that result's score (``[search.fusion] translation_ratio``; 0 is off): it ranks
-close behind the section it translates — ahead of everything scoring less than
-that share — unless it was already ahead. The cost is
-one lookup per document among the first few candidates and a product of two
-documents' chunk vectors, whatever the size of the knowledge base.
+Two rules then apply to the first results (``[search.fusion] translation_ratio``;
+0 turns both off):
+
+1. A result in the other script family than the question exchanges places
+   with its translation in the question's script when that scores less: the
+   asker reads the first version shown, and nothing else moves.
+2. The translation in the other script of each first result scores at least
+   ``ratio`` × that result's score: it ranks close behind the section it
+   translates — ahead of everything scoring less than that share — unless it
+   was already ahead.
+
+The cost is one lookup per document among the first few candidates and a
+product of two documents' chunk vectors, whatever the size of the knowledge
+base.
 """
 
 from __future__ import annotations
@@ -79,30 +87,53 @@ def mutual_nearest(left: np.ndarray, right: np.ndarray) -> list[tuple[int, int]]
 
 
 def raise_translations(ranked: Sequence[tuple[int, float]], twins: Callable[[int], Iterable[int]],
-                       ratio: float, depth: int) -> Ranked:
-    """``ranked`` with each translation of its first ``depth`` chunks scored ≥ ratio × theirs.
+                       ratio: float, depth: int,
+                       asked: Callable[[Sequence[int]], list[bool]]) -> Ranked:
+    """``ranked`` with the translations of its first ``depth`` chunks moved up.
 
-    ``twins(c)`` gives the translations of chunk ``c``. A translation not in
-    ``ranked`` joins it. Re-sorted best first, ties by chunk id.
+    ``twins(c)`` gives the translations of chunk ``c``; ``asked(ids)`` says for
+    each chunk whether it is written in the question's script family.
+
+    1. **The asker's version first.** A first-``depth`` result in the other
+       script whose translation in the question's script scores less exchanges
+       scores with it (a translation not in ``ranked`` counts 0): the version
+       the asker reads takes the better place, and nothing else moves.
+    2. **The other version close behind.** Each translation in the other script
+       of the first ``depth`` results (after step 1) scores at least ``ratio``
+       × that result's score; a translation not in ``ranked`` joins it.
+
+    Re-sorted best first, ties by chunk id. ``ratio`` 0 turns both off.
     """
     if ratio <= 0.0 or not ranked:
         return list(ranked)
     scores = dict(ranked)
-    for chunk_id, score in list(ranked[:depth]):
+    for chunk_id, _ in ranked[:depth]:
+        if _in_script(asked, chunk_id):
+            continue
+        home = [t for t in twins(chunk_id) if _in_script(asked, t)]
+        if home and scores.get(home[0], 0.0) < scores[chunk_id]:
+            scores[home[0]], scores[chunk_id] = scores[chunk_id], scores.get(home[0], 0.0)
+    for chunk_id, score in _best_first(scores)[:depth]:
         for twin in twins(chunk_id):
-            scores[twin] = max(scores.get(twin, -np.inf), ratio * score)
+            if not _in_script(asked, twin):
+                scores[twin] = max(scores.get(twin, -np.inf), ratio * score)
+    return _best_first(scores)
+
+
+def _in_script(asked: Callable[[Sequence[int]], list[bool]], chunk_id: int) -> bool:
+    return asked([chunk_id])[0]
+
+
+def _best_first(scores: dict[int, float]) -> Ranked:
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def translation_finder(store: Store, vectors: VectorIndex, query_cjk: bool,
+def translation_finder(store: Store, vectors: VectorIndex,
                        may_return: Callable[[Sequence[int]], list[bool]] | None = None
                        ) -> Callable[[int], tuple[int, ...]]:
-    """``twins(chunk_id)``: the chunk's translated sections in the question's other script.
+    """``twins(chunk_id)``: the chunk's translated sections, in the other versions of its file.
 
-    Only translations written in the other script family than the question
-    (search/language.py) are returned: those are the ones the legs could not
-    score fairly, while a same-script translation already competed on equal
-    terms and lost. With ``may_return`` (the search's filters and exclusions,
+    With ``may_return`` (the search's filters and exclusions,
     :meth:`Candidates.may_return <groove.search.candidates.Candidates.may_return>`)
     a translation the search may not return is not returned.
 
@@ -132,12 +163,8 @@ def translation_finder(store: Store, vectors: VectorIndex, query_cjk: bool,
             return ()
         out = [matches(doc.id, other.id).get(chunk_id) for other in vectors.translations_of(doc.id)]
         found = [c for c in out if c is not None]
-        if not found:
-            return ()
-        # A translation in the question's own script already competed on equal terms.
-        keep = vectors.in_script(found, not query_cjk)
-        if may_return is not None:
-            keep = [k and ok for k, ok in zip(keep, may_return(found), strict=True)]
-        return tuple(c for c, ok in zip(found, keep, strict=True) if ok)
+        if not found or may_return is None:
+            return tuple(found)
+        return tuple(c for c, ok in zip(found, may_return(found), strict=True) if ok)
 
     return twins
