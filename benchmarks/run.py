@@ -224,7 +224,7 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool,
                               f"chunk texts of the same {cold.label} corpus, same process, "
                               "right after the cold build")
     # Repetitions of the 20-query mix per size (the big sizes are slow on a busy machine).
-    reps = {"1k": 8, "10k": 8, "50k": 4, "200k": 2} if not quick else {"1k": 3, "10k": 3, "50k": 2}
+    reps = {"1k": 8, "10k": 8, "50k": 8, "200k": 4} if not quick else {"1k": 5, "10k": 5, "50k": 5}
     per_size: dict[str, dict[str, Any]] = {}
     for label, kb in kbs.items():
         log(f"search mix at {label} ...")
@@ -293,7 +293,7 @@ def scale(allow_stale: bool, storages: tuple[str, ...] = ("float32", "int8"),
     for storage in storages:
         log(f"scale: 1M chunks, {storage} resident matrix ...")
         try:
-            out[storage] = child("scale", kb, "--storage", storage, "--reps", "2", timeout=7200)
+            out[storage] = child("scale", kb, "--storage", storage, "--reps", "5", timeout=7200)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             out[storage] = {"error": str(exc)[-1500:]}
             continue
