@@ -177,6 +177,29 @@ def test_a_cut_without_a_tie_takes_one_search(tmp_path, monkeypatch) -> None:
     assert len(calls) == 1
 
 
+def test_a_tie_across_the_cut_is_settled_by_the_first_search(tmp_path, monkeypatch) -> None:
+    """A tie at the cut that ends within twice the limit needs no second search (at a
+    million templated chunks most queries had such a tie), and the cut still goes by
+    chunk id."""
+    import tantivy
+
+    index = TantivyIndex(tmp_path / "x")
+    rows = [TextRow(i, i, None, "", "word " * (20 - i)) for i in range(1, 4)]  # three clear bests
+    rows += [TextRow(i, i, None, "", "word word tail") for i in range(29, 22, -1)]  # a tie of 7
+    index.add(rows)
+    index.commit(Stamp("t", 1))
+    calls = []
+    real = tantivy.Searcher.search
+
+    def counting(self, *args, **kwargs):
+        calls.append(args[1] if len(args) > 1 else kwargs.get("limit"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(tantivy.Searcher, "search", counting)
+    assert [c for c, _ in index.search(["word"], 5)] == [1, 2, 3, 23, 24]
+    assert len(calls) == 1
+
+
 def test_an_irregular_past_form_also_searches_its_base_form(tmp_path) -> None:
     index, _ = _build(tmp_path / "x", [(None, "where we take the lock"),
                                        (None, "the lock is taken"),

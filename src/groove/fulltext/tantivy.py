@@ -181,10 +181,14 @@ class TantivyIndex(FullTextIndex):
         An exclusion is a MUST_NOT clause of the same query, so excluded chunks
         cost nothing: they are skipped while the engine walks the matches.
 
-        tantivy breaks ties by its own document order, so one hit beyond the cut
-        is fetched: when it ties with the one at the cut, more are fetched
-        (doubling) until the tie is whole; then the tie is ordered by chunk id
-        and cut. Without a tie at the cut, that is one search.
+        tantivy breaks ties by its own document order, so hits beyond the cut
+        are fetched with it: ``2 × limit + 1`` at first (a deeper top-k costs
+        about the same, since the pruning threshold hardly moves), then twice as
+        many each time the last one fetched still ties with the one at the cut,
+        until the tie is whole; then the tie is ordered by chunk id and cut. A
+        tie at the cut is common where notes repeat one another (at a million
+        templated chunks, most queries had one), and fetching only
+        ``limit + 1`` first made each of those a second full search.
         """
         query = self._any_of(phrases, searched=True)
         if query is None or limit <= 0:
@@ -193,7 +197,7 @@ class TantivyIndex(FullTextIndex):
         if excluded is not None:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query),
                                                  (tantivy.Occur.MustNot, excluded)])
-        fetch = limit + 1
+        fetch = 2 * limit + 1
         with self._lock:
             searcher = self._searcher()
             try:
@@ -220,7 +224,8 @@ class TantivyIndex(FullTextIndex):
 
         Both passes visit only the matching documents, so the cost follows the
         matching chunks, never the size of the index; with ``among`` the query
-        is also restricted to those chunk ids, so it follows ``among``.
+        is also restricted to those chunk ids, so it follows ``among``, and it is
+        one pass: there cannot be more hits than ids asked about.
         """
         query = self._any_of(terms, searched=False)
         if query is None:
@@ -236,14 +241,21 @@ class TantivyIndex(FullTextIndex):
         with self._lock:
             searcher = self._searcher()
             try:
-                total = int(searcher.search(constant, 1, count=True).count or 0)  # type: ignore[attr-defined]
-                if not total:
-                    return set()
-                hits = searcher.search(constant, total, count=False).hits
+                total = len(among) if among is not None else self._count(searcher, constant)
+                hits = searcher.search(constant, total, count=False).hits if total else []
+                if among is not None and hits and len(hits) == total:
+                    # Every id asked about matched, unless a chunk is in the index twice.
+                    counted = self._count(searcher, constant)
+                    if counted > total:
+                        hits = searcher.search(constant, counted, count=False).hits
                 ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
             except ValueError as exc:
                 raise self._damaged(exc) from exc
         return {int(v) for v in ids}  # type: ignore[arg-type]
+
+    @staticmethod
+    def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+        return int(searcher.search(query, 1, count=True).count or 0)  # type: ignore[attr-defined]
 
     # --- query compilation ---------------------------------------------------------
     def _any_of(self, phrases: Sequence[str], *, searched: bool) -> tantivy.Query | None:
