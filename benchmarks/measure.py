@@ -92,21 +92,22 @@ def _request(query: str, extra: dict[str, Any]) -> Any:
 def _search_loop(kb: Any, reps: int, floor: bool = False) -> dict[str, Any]:
     """Wall time of each search of the mix, ``reps`` times over.
 
-    With ``floor``, each search is preceded by the same question's embedding
-    alone, timed on its own (``"embed"``): the floor a search cannot go under,
-    sampled as often as the searches and in the same seconds, so a machine
-    that slows down for a while slows both sides of the ratio alike.
+    With ``floor``, each round of the mix is preceded by the mix's questions
+    embedded alone, each timed on its own (``"embed"``): the floor a search
+    cannot go under, sampled as often as the searches and within the same
+    second, so a machine that slows down for a while slows both sides of the
+    ratio alike.
     """
     by_shape: dict[str, list[float]] = {}
     by_query: dict[str, list[float]] = {}
     embeds: list[float] = []
     for _ in range(reps):
+        for _shape, query, _extra in QUERY_MIX if floor else ():
+            t0 = time.perf_counter()
+            kb.embedder.embed_query(query)
+            embeds.append(time.perf_counter() - t0)
         for shape, query, extra in QUERY_MIX:
             request = _request(query, extra)
-            if floor:
-                t0 = time.perf_counter()
-                kb.embedder.embed_query(query)
-                embeds.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             kb.search(request)
             dt = time.perf_counter() - t0
