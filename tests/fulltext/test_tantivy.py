@@ -158,14 +158,12 @@ def test_a_place_it_cannot_be_created_is_one_clear_error(tmp_path) -> None:
     assert "db_path" in str(exc.value)
 
 
-def test_a_cut_without_a_tie_takes_one_search(tmp_path, monkeypatch) -> None:
-    """The hit beyond the cut settles whether a tie continues: no second search for it."""
+@pytest.fixture
+def engine_searches(monkeypatch) -> list[int]:
+    """The limit of every search the engine runs from here on."""
     import tantivy
 
-    index = TantivyIndex(tmp_path / "x")
-    index.add([TextRow(i, i, None, "", "word " * i) for i in range(1, 30)])  # distinct scores
-    index.commit(Stamp("t", 1))
-    calls = []
+    calls: list[int] = []
     real = tantivy.Searcher.search
 
     def counting(self, *args, **kwargs):
@@ -173,31 +171,31 @@ def test_a_cut_without_a_tie_takes_one_search(tmp_path, monkeypatch) -> None:
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(tantivy.Searcher, "search", counting)
+    return calls
+
+
+def test_a_cut_without_a_tie_takes_one_search(tmp_path, engine_searches) -> None:
+    """The hit beyond the cut settles whether a tie continues: no second search for it."""
+    index = TantivyIndex(tmp_path / "x")
+    index.add([TextRow(i, i, None, "", "word " * i) for i in range(1, 30)])  # distinct scores
+    index.commit(Stamp("t", 1))
+    engine_searches.clear()
     assert len(index.search(["word"], 5)) == 5
-    assert len(calls) == 1
+    assert len(engine_searches) == 1
 
 
-def test_a_tie_across_the_cut_is_settled_by_the_first_search(tmp_path, monkeypatch) -> None:
+def test_a_tie_across_the_cut_is_settled_by_the_first_search(tmp_path, engine_searches) -> None:
     """A tie at the cut that ends within twice the limit needs no second search (at a
     million templated chunks most queries had such a tie), and the cut still goes by
     chunk id."""
-    import tantivy
-
     index = TantivyIndex(tmp_path / "x")
     rows = [TextRow(i, i, None, "", "word " * (20 - i)) for i in range(1, 4)]  # three clear bests
     rows += [TextRow(i, i, None, "", "word word tail") for i in range(29, 22, -1)]  # a tie of 7
     index.add(rows)
     index.commit(Stamp("t", 1))
-    calls = []
-    real = tantivy.Searcher.search
-
-    def counting(self, *args, **kwargs):
-        calls.append(args[1] if len(args) > 1 else kwargs.get("limit"))
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(tantivy.Searcher, "search", counting)
+    engine_searches.clear()
     assert [c for c, _ in index.search(["word"], 5)] == [1, 2, 3, 23, 24]
-    assert len(calls) == 1
+    assert len(engine_searches) == 1
 
 
 def test_an_irregular_past_form_also_searches_its_base_form(tmp_path) -> None:
