@@ -99,8 +99,8 @@ _RANKED = st.lists(st.tuples(st.integers(0, 30), st.floats(0, 1, allow_nan=False
 
 
 #: Chunk ids below 20 are written in the question's script, the others in the other one.
-def _asked(ids) -> list[bool]:
-    return [c < 20 for c in ids]
+def _asked(chunk_id: int) -> bool:
+    return chunk_id < 20
 
 
 #: Translated sections pair one to one: disjoint pairs of chunk ids, both ways.
@@ -131,12 +131,12 @@ def test_translations_move_up_and_nothing_is_lost(ranked, twin_of, ratio, depth)
     # script, the asker's version never scores below the other.
     for c, _ in ranked[:depth]:
         twin = twin_of.get(c)
-        if twin is not None and not _asked([c])[0] and _asked([twin])[0]:
+        if twin is not None and not _asked(c) and _asked(twin):
             assert after.get(twin, 0.0) >= after[c], (c, twin)
     # Every other-script translation of the final first results is close behind them.
     for c, score in out[:depth]:
         twin = twin_of.get(c)
-        if twin is not None and not _asked([twin])[0]:
+        if twin is not None and not _asked(twin):
             assert after[twin] >= ratio * score
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
+from groove.search.fusion import best_first
 from groove.search.language import is_cjk, is_prose
 from groove.search.query import ParsedQuery
 from groove.search.vectors import VectorIndex
@@ -158,7 +159,7 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
     for chunk_id, score in other_script:
         if score + offset >= floor:
             merged[chunk_id] = score + offset
-    return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
+    return best_first(merged)
 
 
 def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, float]]],
@@ -245,23 +246,17 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
         return bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
                                     offset=offset, exclusions=exclusions)
 
-    def embed_and_rank() -> tuple[np.ndarray, Found]:
+    def embed_and_rank() -> tuple[np.ndarray, Found | None]:
+        # The vector leg follows the embedding on the pool thread, so when the
+        # full-text leg is the slower one it is done by the time that ends;
+        # unless an exclusion must ask the store, which is the calling thread's.
         qv = embedder.embed_query(parsed.model_text)
-        return qv, rank(qv)
+        return qv, rank(qv) if exclusions is None else None
 
-    if exclusions is None:
-        # The vector leg follows the embedding on the pool thread: when the
-        # full-text leg is the slower one, it is done by the time that ends.
-        side = _EMBED_POOL.submit(embed_and_rank)
-        fts = fulltext_leg(store, vectors, parsed, base_mask, n)
-        qv, vector = side.result()
-    else:
-        # An exclusion asks the store about the vector leg's candidates, and the
-        # store is this thread's: only the embedding goes to the pool.
-        query_vec = _EMBED_POOL.submit(embedder.embed_query, parsed.model_text)
-        fts = fulltext_leg(store, vectors, parsed, base_mask, n)
-        qv = query_vec.result()
-        vector = rank(qv)
+    side = _EMBED_POOL.submit(embed_and_rank)
+    fts = fulltext_leg(store, vectors, parsed, base_mask, n)
+    qv, ranked = side.result()
+    vector = ranked if ranked is not None else rank(qv)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,

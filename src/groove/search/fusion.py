@@ -47,7 +47,7 @@ scores are ordered by chunk id, as in RRF.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 Leg = Sequence[tuple[int, float]]
 
@@ -81,7 +81,7 @@ def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float,
         for rank, (chunk_id, _score) in enumerate(legs[1]):
             if chunk_id in vectorless and chunk_id not in first:
                 fused[chunk_id] += 1.0 / (rrf_k + rank + 1)
-    return _best_first(fused)
+    return best_first(fused)
 
 
 def normalise_vector_leg(leg: Leg) -> dict[int, float]:
@@ -123,7 +123,7 @@ def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
         if c in vectorless:
             v = max(v, f)
         fused[c] = vector_weight * v + (1.0 - vector_weight) * f
-    return _best_first(fused)
+    return best_first(fused)
 
 
 def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: float,
@@ -135,5 +135,10 @@ def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: flo
     return reciprocal_rank_fusion([vector, fts], rrf_k, foreign, vectorless)
 
 
-def _best_first(fused: dict[int, float]) -> list[tuple[int, float]]:
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+def best_first(scores: Mapping[int, float] | Iterable[tuple[int, float]]
+               ) -> list[tuple[int, float]]:
+    """``[(chunk_id, score)]`` highest score first, equal scores by chunk id: every
+    ranking a search stage hands on is in this order, so none depends on dict or
+    set iteration order."""
+    items = scores.items() if isinstance(scores, Mapping) else scores
+    return sorted(items, key=lambda item: (-item[1], item[0]))

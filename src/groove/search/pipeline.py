@@ -113,7 +113,7 @@ def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidat
                                may_return=lambda ids: candidates.may_return(vectors, ids))
     query_cjk = is_cjk(parsed.model_text)
     return raise_translations(ranked, twins, ratio, request.limit,
-                              asked=lambda ids: vectors.in_script(list(ids), query_cjk))
+                              asked=lambda chunk_id: vectors.in_script([chunk_id], query_cjk)[0])
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

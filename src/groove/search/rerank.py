@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from groove.rerankers.base import Reranker
 from groove.search.candidates import candidate_count
+from groove.search.fusion import best_first
 
 
 def rerank_pool_size(limit: int, mmr_on: bool) -> int:
@@ -23,4 +24,4 @@ def rerank(query: str, pool: list[tuple[int, float]], texts: list[str],
         return []
     scores = scorer.score(query, texts)
     rescored = [(chunk_id, float(s)) for (chunk_id, _), s in zip(pool, scores, strict=True)]
-    return sorted(rescored, key=lambda item: (-item[1], item[0]))
+    return best_first(rescored)

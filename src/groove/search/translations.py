@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from groove.search.fusion import best_first
+
 if TYPE_CHECKING:
     from groove.search.vectors import VectorIndex
     from groove.store.base import Store
@@ -87,12 +89,11 @@ def mutual_nearest(left: np.ndarray, right: np.ndarray) -> list[tuple[int, int]]
 
 
 def raise_translations(ranked: Sequence[tuple[int, float]], twins: Callable[[int], Iterable[int]],
-                       ratio: float, depth: int,
-                       asked: Callable[[Sequence[int]], list[bool]]) -> Ranked:
+                       ratio: float, depth: int, asked: Callable[[int], bool]) -> Ranked:
     """``ranked`` with the translations of its first ``depth`` chunks moved up.
 
-    ``twins(c)`` gives the translations of chunk ``c``; ``asked(ids)`` says for
-    each chunk whether it is written in the question's script family.
+    ``twins(c)`` gives the translations of chunk ``c``; ``asked(c)`` says whether
+    chunk ``c`` is written in the question's script family.
 
     1. **The asker's version first.** A first-``depth`` result in the other
        script whose translation in the question's script scores less exchanges
@@ -108,24 +109,16 @@ def raise_translations(ranked: Sequence[tuple[int, float]], twins: Callable[[int
         return list(ranked)
     scores = dict(ranked)
     for chunk_id, _ in ranked[:depth]:
-        if _in_script(asked, chunk_id):
+        if asked(chunk_id):
             continue
-        home = [t for t in twins(chunk_id) if _in_script(asked, t)]
+        home = [t for t in twins(chunk_id) if asked(t)]
         if home and scores.get(home[0], 0.0) < scores[chunk_id]:
             scores[home[0]], scores[chunk_id] = scores[chunk_id], scores.get(home[0], 0.0)
-    for chunk_id, score in _best_first(scores)[:depth]:
+    for chunk_id, score in best_first(scores)[:depth]:
         for twin in twins(chunk_id):
-            if not _in_script(asked, twin):
+            if not asked(twin):
                 scores[twin] = max(scores.get(twin, -np.inf), ratio * score)
-    return _best_first(scores)
-
-
-def _in_script(asked: Callable[[Sequence[int]], list[bool]], chunk_id: int) -> bool:
-    return asked([chunk_id])[0]
-
-
-def _best_first(scores: dict[int, float]) -> Ranked:
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return best_first(scores)
 
 
 def translation_finder(store: Store, vectors: VectorIndex,
