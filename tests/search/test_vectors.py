@@ -160,3 +160,16 @@ def test_the_sampled_floor_keeps_every_top_score_ties_included(seed, count, leve
         return
     boundary = np.sort(scores)[::-1][count - 1]
     assert set(np.flatnonzero(scores >= boundary).tolist()) <= set(keep.tolist())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 400_000), min_size=1, max_size=40, unique=True),
+       st.lists(st.integers(-5, 400_010), max_size=30))
+def test_positions_finds_each_resident_id_and_nothing_else(ids, asked):
+    """Dense ids are looked up in a table, sparse ones by binary search: one answer either way."""
+    ids = sorted(ids)
+    index = VectorIndex(MemoryStore([_row(i, i % 4, 1.0, False) for i in ids]))  # type: ignore[arg-type]
+    index.refresh()
+    wanted = asked + ids[::3]
+    got = index.positions(wanted).tolist()
+    assert got == [ids.index(c) if c in ids else -1 for c in wanted]

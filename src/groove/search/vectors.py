@@ -105,6 +105,8 @@ class VectorIndex:
         self.swap_waiting = False
         self._generation: int | None = None
         self.ids = np.zeros(0, dtype=np.int64)
+        #: Row of each chunk id (-1: none), when the ids are dense enough (positions()).
+        self._row_of: np.ndarray | None = None
         self.matrix = ResidentMatrix(0, 0, self.settings.storage)
         #: Which rows hold a real vector (False: the chunk waits for its embedding).
         self.embedded = np.zeros(0, dtype=bool)
@@ -141,6 +143,7 @@ class VectorIndex:
             with self._store.read_snapshot():
                 columns = self._store.chunk_columns()
                 ids, matrix, embedded = self._load_matrix(columns)
+                row_of = _row_table(ids)
             _release_freed_heap()  # the blobs read above, back to the OS (about 0.4x at 588k)
             with self._pins:
                 self.swap_waiting = True
@@ -150,6 +153,7 @@ class VectorIndex:
                 with self._lock:
                     self._set_columns(columns, ids)
                     self.ids, self.matrix, self.embedded = ids, matrix, embedded
+                    self._row_of = row_of
                     self._masks.clear()
                     self._generation = generation
                     self._view = self._rebase(self._view)
@@ -224,10 +228,20 @@ class VectorIndex:
 
     # --- lookups --------------------------------------------------------------------
     def positions(self, chunk_ids: np.ndarray | list[int]) -> np.ndarray:
-        """Row of each chunk id, -1 for ids not resident."""
+        """Row of each chunk id, -1 for ids not resident.
+
+        Chunk ids are dense enough (they only grow, and re-indexing a changed
+        file retires a few) that a table indexed by id is usually affordable:
+        one memory access per id instead of a binary search's twenty, which at
+        a million rows are cache misses (1,024 ids: 0.03 ms against 0.6-0.9).
+        """
         wanted = np.asarray(chunk_ids, dtype=np.int64)
         if not len(self.ids):
             return np.full(len(wanted), -1, dtype=np.int64)
+        table = self._row_of
+        if table is not None:
+            inside = (wanted >= 0) & (wanted < len(table))
+            return np.where(inside, table[np.where(inside, wanted, 0)], -1).astype(np.int64)
         pos = np.searchsorted(self.ids, wanted)
         pos = np.minimum(pos, len(self.ids) - 1)
         return np.where(self.ids[pos] == wanted, pos, -1)
@@ -389,13 +403,16 @@ class VectorIndex:
         wanted = [k for _, count, k in plans if k is not None and count > 0]
         keys = (view.ann_index.search(query, max(wanted), self.settings.ann_nprobe)
                 if view is not None and wanted else None)
+        # ...and so do the candidates' rows and scores: each mask takes a prefix.
+        candidates = (_Candidates(self, view, query, keys)
+                      if view is not None and keys is not None else None)
         found: list[list[tuple[int, float]]] = []
         for allowed, count, k in plans:
             if count <= 0:
                 found.append([])
                 continue
-            if view is not None and keys is not None and k is not None:
-                approximate = self._approximate(view, query, n, allowed, count, keys[:k])
+            if candidates is not None and k is not None:
+                approximate = self._approximate(candidates, n, allowed, count, k)
                 if approximate is not None:
                     found.append(approximate)
                     continue
@@ -426,16 +443,12 @@ class VectorIndex:
             return self._best(rows, shared.all()[rows], n)
         return self._best(rows, shared.rows(rows), n)
 
-    def _approximate(self, view: _AnnView, query: np.ndarray, n: int, allowed: np.ndarray,
-                     count: int, keys: np.ndarray) -> list[tuple[int, float]] | None:
-        rows = self.positions(keys)
-        rows = rows[rows >= 0]
-        rows = rows[allowed[rows]]
-        if len(view.pending):
-            rows = np.union1d(rows, view.pending[allowed[view.pending]])
+    def _approximate(self, candidates: _Candidates, n: int, allowed: np.ndarray,
+                     count: int, k: int) -> list[tuple[int, float]] | None:
+        rows, scores = candidates.first(k, allowed)
         if len(rows) < min(n, count):
             return None
-        return self._best(rows, self.matrix.scores(query, rows), n)
+        return self._best(rows, scores, n)
 
     def _best(self, rows: np.ndarray, scores: np.ndarray, n: int) -> list[tuple[int, float]]:
         """Top ``n`` of ``rows`` by ``scores`` desc, then chunk id asc."""
@@ -621,6 +634,34 @@ def above_sampled_floor(scores: np.ndarray, count: int) -> np.ndarray | None:
     return keep if len(keep) >= count else None
 
 
+class _Candidates:
+    """The approximate index's proposals for one query: their rows and exact scores,
+    looked up and computed once for every mask (a mask takes the first ``k``), with
+    the rows the index does not hold yet always among them."""
+
+    def __init__(self, vectors: VectorIndex, view: _AnnView, query: np.ndarray,
+                 keys: np.ndarray) -> None:
+        rows = vectors.positions(keys)
+        self._known = rows >= 0  # False: the chunk has gone since the index was built
+        self._rows = rows
+        self._scores = np.zeros(len(rows), dtype=np.float32)
+        self._scores[self._known] = vectors.matrix.scores(query, rows[self._known])
+        self._pending = view.pending
+        self._pending_scores = (vectors.matrix.scores(query, view.pending)
+                                if len(view.pending) else np.zeros(0, dtype=np.float32))
+
+    def first(self, k: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and scores of the first ``k`` proposals and the pending rows ``allowed`` keeps."""
+        keep = self._known[:k].copy()
+        keep[keep] = allowed[self._rows[:k][keep]]
+        rows, scores = self._rows[:k][keep], self._scores[:k][keep]
+        if len(self._pending):
+            extra = allowed[self._pending]
+            rows = np.concatenate((rows, self._pending[extra]))
+            scores = np.concatenate((scores, self._pending_scores[extra]))
+        return rows, scores
+
+
 class _SharedScores:
     """The query's scores against every row, computed at most once, on first use."""
 
@@ -641,6 +682,21 @@ class _SharedScores:
     def rows(self, rows: np.ndarray) -> np.ndarray:
         """Scores of ``rows`` only (copies those rows: worth it only for a few)."""
         return self._matrix.scores(self._query, rows)
+
+
+#: The id table of positions() is kept while it has at most this many entries per
+#: resident chunk (4 bytes each: at most 16 bytes a chunk beside its 1,536-byte vector).
+_ROW_TABLE_SPREAD = 4
+
+
+def _row_table(ids: np.ndarray) -> np.ndarray | None:
+    """``table[chunk_id]`` = its row in ``ids`` (ascending), -1 elsewhere; None when the
+    ids are spread too thinly for a table to pay (``_ROW_TABLE_SPREAD``)."""
+    if not len(ids) or int(ids[-1]) >= _ROW_TABLE_SPREAD * len(ids) + 65_536:
+        return None
+    table = np.full(int(ids[-1]) + 1, -1, dtype=np.int32)
+    table[ids] = np.arange(len(ids), dtype=np.int32)
+    return table
 
 
 def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
