@@ -239,7 +239,7 @@ class ChunkRow:
     language: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DocumentMeta:
     """The document fields search filters read, held once per document (not per chunk)."""
 
