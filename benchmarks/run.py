@@ -298,6 +298,7 @@ def scale(allow_stale: bool, storages: tuple[str, ...] = ("float32", "int8"),
             out[storage] = {"error": str(exc)[-1500:]}
             continue
         if json_dir is not None:
+            json_dir.mkdir(parents=True, exist_ok=True)
             (json_dir / f"scale-1m-{storage}.json").write_text(
                 json.dumps({**out[storage], "loadavg_1m": os.getloadavg()[0]}) + "\n",
                 encoding="utf-8")
