@@ -173,3 +173,21 @@ def test_positions_finds_each_resident_id_and_nothing_else(ids, asked):
     wanted = asked + ids[::3]
     got = index.positions(wanted).tolist()
     assert got == [ids.index(c) if c in ids else -1 for c in wanted]
+
+
+def test_a_chunk_whose_vector_arrives_is_found_with_the_same_filter_mask():
+    """What a search derives from a filter's mask is remembered only until the next reload."""
+    rows = [_row(i, i, 1.0, False) for i in (1, 2, 3)]
+    store = MemoryStore(rows, embedded={1, 2})
+    index = VectorIndex(store)  # type: ignore[arg-type]
+    index.refresh()
+    allowed = np.ones(3, dtype=bool)
+    query = np.array([0.0, 0.0, 1.0, 0.0], dtype=np.float32)  # nearest to chunk 3
+    assert 3 not in {c for c, _ in index.top_n(query, 3, allowed)}
+    store.embedded = {1, 2, 3}
+    store.gen += 1
+    index.refresh()
+    assert index.top_n(query, 1, allowed)[0][0] == 3
+    narrowed = index.narrowed_to_script(allowed, cjk=False)
+    assert narrowed is index.narrowed_to_script(allowed, cjk=False)
+    assert narrowed.tolist() == [True, True, True]

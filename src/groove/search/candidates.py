@@ -146,7 +146,7 @@ def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: n
     if offset <= 0.0:
         return vector_leg(query_vec, vectors, allowed, n, exclusions)
     # One pass over the matrix serves both masks (VectorIndex.top_n_each).
-    masks = (allowed, allowed & vectors.script_mask(not query_cjk))
+    masks = (allowed, vectors.narrowed_to_script(allowed, not query_cjk))
     rank = vectors.ranker(query_vec)
     base, other_script = _surviving(lambda k: rank(k, masks), n, exclusions)
     if not base:

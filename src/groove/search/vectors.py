@@ -37,10 +37,12 @@ import logging
 import math
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -57,6 +59,7 @@ from groove.store.base import Store
 log = logging.getLogger("groove.search")
 
 _MASK_CACHE_SIZE = 32
+_T = TypeVar("_T")
 #: Vectors read from the store per block: small blocks keep the transient blobs small.
 _LOAD_BLOCK_ROWS = 8192
 #: Above this many approximate candidates the exact scan over the allowed rows is cheaper.
@@ -121,6 +124,10 @@ class VectorIndex:
         self._kinds: tuple[str, ...] = ()
         self.documents: tuple[DocumentMeta, ...] = ()
         self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        #: What is derived from a mask per search (_derived), keyed by the mask's identity.
+        self._derived_cache: OrderedDict[tuple[str, int],
+                                         tuple[weakref.ref[np.ndarray], object]] = OrderedDict()
+        self._derived_lock = threading.Lock()
         self._view: _AnnView | None = None
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -155,6 +162,8 @@ class VectorIndex:
                     self.ids, self.matrix, self.embedded = ids, matrix, embedded
                     self._row_of = row_of
                     self._masks.clear()
+                    with self._derived_lock:
+                        self._derived_cache.clear()
                     self._generation = generation
                     self._view = self._rebase(self._view)
                 self.swap_waiting = False
@@ -312,6 +321,39 @@ class VectorIndex:
         """
         return self._cjk if cjk else self._not_cjk
 
+    def narrowed_to_script(self, allowed: np.ndarray, cjk: bool) -> np.ndarray:
+        """``allowed`` and written in that script family (computed once per mask)."""
+        return self._derived(f"script-{cjk}", allowed, lambda: allowed & self.script_mask(cjk))
+
+    def _searchable(self, allowed: np.ndarray) -> tuple[np.ndarray, int]:
+        """``allowed`` minus the rows still waiting for a vector, and how many are left."""
+        def compute() -> tuple[np.ndarray, int]:
+            usable = allowed & self.embedded
+            return usable, int(np.count_nonzero(usable))
+        return self._derived("searchable", allowed, compute)
+
+    def _derived(self, kind: str, mask: np.ndarray, compute: Callable[[], _T]) -> _T:
+        """``compute()``, remembered for this mask object until the next reload.
+
+        The masks a search passes are the cached ones (:meth:`mask`, and what
+        is derived here), so a repeated filter costs nothing per search: no pass
+        over a million flags. An entry is found only by the very object it was
+        computed for (a weak reference: a mask that is gone is never matched,
+        even if its id is reused, and is not kept alive by the entry).
+        """
+        key = (kind, id(mask))
+        with self._derived_lock:
+            hit = self._derived_cache.get(key)
+            if hit is not None and hit[0]() is mask:
+                self._derived_cache.move_to_end(key)
+                return cast(_T, hit[1])
+        value = compute()
+        with self._derived_lock:
+            self._derived_cache[key] = (weakref.ref(mask), value)
+            while len(self._derived_cache) > 2 * _MASK_CACHE_SIZE:
+                self._derived_cache.popitem(last=False)
+        return value
+
     def in_script(self, chunk_ids: list[int], cjk: bool) -> list[bool]:
         """For each resident chunk id: is its document written in that script family?"""
         return (self._cjk[self.positions(chunk_ids)] == cjk).tolist()
@@ -395,8 +437,7 @@ class VectorIndex:
             view = None
         plans = []
         for allowed in masks:
-            allowed = allowed & self.embedded
-            count = int(np.count_nonzero(allowed))
+            allowed, count = self._searchable(allowed)
             plans.append((allowed, count, self._ann_k(view, n, count)))
         # One approximate search serves every mask: its first k keys are what a
         # search for k alone returns (the same probed lists, best first).
@@ -430,9 +471,8 @@ class VectorIndex:
 
     def exact_top_n(self, query: np.ndarray, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
         """The exact answer: every allowed row scored."""
-        allowed = allowed & self.embedded
-        return self._exact(_SharedScores(self.matrix, query), n, allowed,
-                           int(np.count_nonzero(allowed)))
+        allowed, count = self._searchable(allowed)
+        return self._exact(_SharedScores(self.matrix, query), n, allowed, count)
 
     def _exact(self, shared: _SharedScores, n: int, allowed: np.ndarray,
                count: int) -> list[tuple[int, float]]:
