@@ -79,6 +79,9 @@ def test_a_phrase_finds_exactly_the_chunks_that_contain_it(scratch, rows, data) 
         expected = {r.chunk_id for r in text_rows if contains_phrase(index, r, phrase)}
         assert hits == expected, phrase
         assert index.matching([phrase]) == expected
+        # The bound a search trusts before fetching a whole exclusion set.
+        other = data.draw(_text)
+        assert index.most_matching([phrase, other]) >= len(index.matching([phrase, other]))
     finally:
         index.release_writer()
 

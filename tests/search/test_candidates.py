@@ -305,3 +305,32 @@ def test_past_the_threshold_exclusions_are_looked_up_once_as_a_whole_set(monkeyp
     assert check.among(range(30, 90)) == {c for c in range(30, 90) if c % 3 == 0}
     assert check.among(range(100)) == held
     assert calls == [30, None]  # per chunk first; past 40 asked, the whole set once
+
+
+def test_an_exclusion_held_by_few_chunks_is_fetched_whole_ahead_and_answers_alike(
+        monkeypatch) -> None:
+    """Looked ahead (beside the embedding), a rare exclusion is one fetch; a common one is
+    left to the per-batch questions; either way each batch gets the same answer."""
+    import groove.search.candidates as candidates
+
+    held = set(range(0, 100, 3))
+
+    class Store:
+        def __init__(self) -> None:
+            self.calls: list[object] = []
+
+        def fulltext_most_matching(self, terms):
+            return len(held) + 5  # an upper bound, as the index gives
+
+        def fulltext_matching(self, terms, among=None):
+            self.calls.append(None if among is None else len(among))
+            return held if among is None else held & set(among)
+
+    for at_most, calls in ((len(held) + 5, [None]), (len(held) + 4, [30, 60])):
+        monkeypatch.setattr(candidates, "LOOK_AHEAD_AT_MOST", at_most)
+        store = Store()
+        check = candidates.Exclusions(store, ["legacy"])  # type: ignore[arg-type]
+        check.look_ahead()
+        assert check.among(range(30)) == {c for c in range(30) if c % 3 == 0}
+        assert check.among(range(30, 90)) == {c for c in range(30, 90) if c % 3 == 0}
+        assert store.calls == calls

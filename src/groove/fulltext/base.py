@@ -86,6 +86,11 @@ class FullTextIndex(ABC):
         only those chunk ids are considered (the cost follows ``among``)."""
 
     @abstractmethod
+    def most_matching(self, terms: Sequence[str]) -> int:
+        """An upper bound on how many chunks :meth:`matching` returns for ``terms``,
+        found without visiting the matches."""
+
+    @abstractmethod
     def count(self) -> int:
         """How many chunks the last commit holds."""
 

@@ -274,20 +274,46 @@ class TantivyIndex(FullTextIndex):
     def _phrase(self, phrase: str, searched: bool) -> tantivy.Query | None:
         """Every piece of the phrase must match: words in order, CJK runs as substrings."""
         parts: list[tantivy.Query] = []
-        for cjk, piece in _pieces(phrase):
-            if cjk:
-                parts.append(self._cjk(piece))
+        for field, tokens in self._piece_terms(phrase):
+            if field == "text" and len(tokens) == 1:
+                parts.append(self._word(tokens[0], searched))
+            elif field == "text":
+                parts.append(self._in_order("text", tokens))
+            elif field == "cjk1" or len(tokens) == 1:
+                parts.append(tantivy.Query.term_query(self._schema, field, tokens[0]))
             else:
-                words = self._words.analyze(piece)
-                if len(words) == 1:
-                    parts.append(self._word(words[0], searched))
-                elif words:
-                    parts.append(self._in_order("text", words))
+                parts.append(self._cjk_phrase(tokens))
         if not parts:
             return None
         if len(parts) == 1:
             return parts[0]
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts])
+
+    def _piece_terms(self, phrase: str) -> Iterator[tuple[str, list[str]]]:
+        """``(field, terms)`` for each piece of ``phrase`` that can match: the words of
+        the text between CJK runs (``text``); a CJK run's bigrams (``cjk``), or the
+        run itself when it is one character (``cjk1``)."""
+        for cjk, piece in _pieces(phrase):
+            if not cjk:
+                words = self._words.analyze(piece)
+                if words:
+                    yield "text", words
+                continue
+            pairs = bigrams(piece)
+            yield ("cjk", pairs) if pairs else ("cjk1", [piece])
+
+    def most_matching(self, terms: Sequence[str]) -> int:
+        """At most how many chunks :meth:`matching` can return for ``terms``, from the
+        terms' document frequencies alone (a chunk holding a phrase holds each of
+        its terms): a few dictionary lookups, whatever the matches."""
+        bound = 0
+        with self._lock:
+            searcher = self._searcher()
+            for phrase in terms:
+                fewest = [searcher.doc_freq(field, term)
+                          for field, tokens in self._piece_terms(phrase) for term in tokens]
+                bound += min(fewest, default=0)
+        return bound
 
     def _word(self, stem: str, searched: bool) -> tantivy.Query:
         """One word; in a search, an irregular past form also matches its base form."""
@@ -299,12 +325,8 @@ class TantivyIndex(FullTextIndex):
             [(tantivy.Occur.Should, query),
              (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", base))])
 
-    def _cjk(self, run: str) -> tantivy.Query:
-        pairs = bigrams(run)
-        if not pairs:
-            return tantivy.Query.term_query(self._schema, "cjk1", run)
-        if len(pairs) == 1:
-            return tantivy.Query.term_query(self._schema, "cjk", pairs[0])
+    def _cjk_phrase(self, pairs: list[str]) -> tantivy.Query:
+        """A CJK run of three or more characters, as its bigrams at their positions."""
         # Every other pair, and the last, at their own positions, cover every
         # character: the same matches as all the pairs, with half the lists.
         steps = [*range(0, len(pairs), 2), *([len(pairs) - 1] if len(pairs) % 2 == 0 else [])]

@@ -67,6 +67,9 @@ def candidate_count(limit: int) -> int:
 #: Past this many chunks to check, one whole-set lookup is cheaper than asking per chunk
 #: (an exclusion held by nearly every near neighbour: rare, and costly either way).
 WHOLE_SET_AFTER = 16_384
+#: Exclusions held by at most this many chunks are all fetched beside the embedding
+#: (Exclusions.look_ahead): about 0.25 µs a chunk, so at most ~4 ms on the other core.
+LOOK_AHEAD_AT_MOST = 16_384
 
 
 class Exclusions:
@@ -78,6 +81,18 @@ class Exclusions:
         self.terms = tuple(terms)
         self._held: dict[int, bool] = {}
         self._whole: set[int] | None = None
+
+    def look_ahead(self) -> None:
+        """Fetch every chunk holding an exclusion now, when there are few of them.
+
+        Called while the query is being embedded, so the vector leg that
+        follows finds its answers in a set instead of asking the index per batch
+        (at 50k chunks, one batch took 2.5 ms after the embedding, the whole set
+        1 ms beside it). Whether they are few is judged by the terms'
+        frequencies, so a common term costs a few lookups, not its matches.
+        """
+        if self._whole is None and self._store.fulltext_most_matching(self.terms) <= LOOK_AHEAD_AT_MOST:
+            self._whole = self._store.fulltext_matching(self.terms)
 
     def among(self, ids: Iterable[int]) -> set[int]:
         """The chunks of ``ids`` that hold an exclusion."""
@@ -255,6 +270,8 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
 
     side = _EMBED_POOL.submit(embed_and_rank)
     fts = fulltext_leg(store, vectors, parsed, base_mask, n)
+    if exclusions is not None and not side.done():
+        exclusions.look_ahead()
     qv, ranked = side.result()
     vector = ranked if ranked is not None else rank(qv)
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)

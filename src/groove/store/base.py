@@ -236,6 +236,11 @@ class Store(ABC):
         ``among``, only which of those chunk ids do (the cost follows ``among``)."""
 
     @abstractmethod
+    def fulltext_most_matching(self, terms: Sequence[str]) -> int:
+        """At most how many chunks ``fulltext_matching(terms)`` returns (cheap: the
+        terms' frequencies, not their matches)."""
+
+    @abstractmethod
     def fulltext_current(self) -> bool:
         """Whether the full-text index reflects every committed write (see ensure_fulltext)."""
 

@@ -1139,6 +1139,13 @@ class SQLiteStore(Store):
         with self._lock:
             return self._loaded_fulltext()[0].matching(wanted, among)
 
+    def fulltext_most_matching(self, terms: Sequence[str]) -> int:
+        wanted = _searchable(terms)
+        if not wanted:
+            return 0
+        with self._lock:
+            return self._loaded_fulltext()[0].most_matching(wanted)
+
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
         sql = (
