@@ -232,7 +232,7 @@ def fulltext_leg(store: Store, vectors: VectorIndex, parsed: ParsedQuery,
     phrases = parsed.fulltext_phrases
     if not phrases or not len(allowed):
         return []
-    share = np.count_nonzero(allowed) / len(allowed)
+    share = vectors.share(allowed)
     if share <= 0.0:
         return []
     fetch = min(filtered_fetch(n, share), len(allowed))  # never more than there are chunks

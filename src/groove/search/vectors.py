@@ -325,6 +325,11 @@ class VectorIndex:
         """``allowed`` and written in that script family (computed once per mask)."""
         return self._derived(f"script-{cjk}", allowed, lambda: allowed & self.script_mask(cjk))
 
+    def share(self, allowed: np.ndarray) -> float:
+        """The fraction of the resident rows ``allowed`` keeps (computed once per mask)."""
+        return self._derived("share", allowed,
+                             lambda: np.count_nonzero(allowed) / max(len(allowed), 1))
+
     def _searchable(self, allowed: np.ndarray) -> tuple[np.ndarray, int]:
         """``allowed`` minus the rows still waiting for a vector, and how many are left."""
         def compute() -> tuple[np.ndarray, int]:
