@@ -58,8 +58,9 @@ from groove.store.base import Store
 
 log = logging.getLogger("groove.search")
 
-_MASK_CACHE_SIZE = 32
 _T = TypeVar("_T")
+
+_MASK_CACHE_SIZE = 32
 #: Vectors read from the store per block: small blocks keep the transient blobs small.
 _LOAD_BLOCK_ROWS = 8192
 #: Above this many approximate candidates the exact scan over the allowed rows is cheaper.
