@@ -77,3 +77,30 @@ def test_the_installed_entry_point_takes_the_same_shape(tmp_path):
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("error: `groove status` has no option --nope; accepted: ")
+
+
+def test_a_one_shot_command_imports_only_its_own_module(tmp_path):
+    """`groove status` and `groove search` start fast: neither loads the server, the
+    indexer's progress display or the evaluation harness; help still lists every command."""
+    probe = (
+        "import sys\n"
+        "from groove.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('groove.cli.') and m.endswith('_cmd'))\n"
+        "print('loaded:', ' '.join(loaded), file=sys.stderr)\n"
+    )
+    kb = tmp_path / "kb"
+    kb.mkdir()
+
+    def loaded(*argv: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        line = [x for x in done.stderr.splitlines() if x.startswith("loaded:")][-1]
+        return set(line.split()[1:])
+
+    assert loaded("status", "--kb-path", str(kb)) == {"groove.cli.status_cmd"}
+    assert loaded("search", "--kb-path", str(kb), "anything") == {"groove.cli.search_cmd"}
+    assert {"groove.cli.serve_cmd", "groove.cli.index_cmd"} <= loaded("--help")

@@ -22,11 +22,13 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
+    """Register every command now (the entry point registers each when it is asked for)."""
     # Imported here so each command module can import ``cli`` without a cycle.
-    from groove.cli import commands  # noqa: F401
+    from groove.cli.commands import load_all
+
+    load_all()
 
 
 def main() -> None:
     """The ``groove`` entry point (usage errors and GrooveSeek spellings: :class:`GrooveGroup`)."""
-    _register_commands()
     cli(prog_name="groove")

@@ -1,12 +1,38 @@
-"""Imports every command module so its ``@cli.command`` registers itself."""
+"""Which module defines each ``groove`` command, imported only when that command is asked for.
 
-from groove.cli import index_cmd, search_cmd, serve_cmd, status_cmd  # noqa: F401
+A command module registers itself (``@cli.command``) when imported. ``groove
+status`` imports the status command alone, not the indexer's progress display,
+the server or the evaluation harness: a one-shot command pays for its own
+imports only. Help and completion list every command, so they import them all.
+"""
 
-# Optional command modules written alongside their library module; each
-# registers itself when present.
-for _name in ("eval_cmd", "tune_cmd", "graph_cmd", "doctor_cmd", "validate_cmd", "service_cmd"):
-    try:
-        __import__(f"groove.cli.{_name}")
-    except ModuleNotFoundError as exc:  # pragma: no cover - only while a module is absent
-        if exc.name != f"groove.cli.{_name}":
-            raise
+from __future__ import annotations
+
+from importlib import import_module
+
+#: Command name → the module under ``groove.cli`` that registers it.
+MODULES = {
+    "index": "index_cmd",
+    "search": "search_cmd",
+    "serve": "serve_cmd",
+    "status": "status_cmd",
+    "eval": "eval_cmd",
+    "tune": "tune_cmd",
+    "graph": "graph_cmd",
+    "doctor": "doctor_cmd",
+    "validate": "validate_cmd",
+    "service": "service_cmd",
+}
+
+
+def load(name: str) -> None:
+    """Import the module of command ``name`` (a no-op for a name groove does not have)."""
+    module = MODULES.get(name)
+    if module is not None:
+        import_module(f"groove.cli.{module}")
+
+
+def load_all() -> None:
+    """Import every command module."""
+    for name in MODULES:
+        load(name)

@@ -81,6 +81,21 @@ class GrooveGroup(click.Group):
     ``main``, so the rule lives here once.
     """
 
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, its module imported first if nothing imported it yet
+        (:mod:`groove.cli.commands`)."""
+        if cmd_name not in self.commands:
+            from groove.cli.commands import load
+
+            load(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from groove.cli.commands import load_all
+
+        load_all()
+        return super().list_commands(ctx)
+
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
