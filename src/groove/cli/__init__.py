@@ -11,6 +11,7 @@ import click
 
 from groove._logging import configure_logging
 from groove._version import __version__
+from groove.cli.commands import load_all
 from groove.cli.usage import GrooveGroup
 
 
@@ -23,9 +24,6 @@ def cli() -> None:
 
 def _register_commands() -> None:
     """Register every command now (the entry point registers each when it is asked for)."""
-    # Imported here so each command module can import ``cli`` without a cycle.
-    from groove.cli.commands import load_all
-
     load_all()
 
 

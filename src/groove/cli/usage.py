@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 
 import click
 
+from groove.cli.commands import load, load_all
+
 #: The exit code of every usage error (GrooveSeek's clap used the same).
 USAGE_EXIT = 2
 
@@ -85,14 +87,10 @@ class GrooveGroup(click.Group):
         """The command, its module imported first if nothing imported it yet
         (:mod:`groove.cli.commands`)."""
         if cmd_name not in self.commands:
-            from groove.cli.commands import load
-
             load(cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        from groove.cli.commands import load_all
-
         load_all()
         return super().list_commands(ctx)
 

@@ -91,21 +91,26 @@ class Exclusions:
         1 ms beside it). Whether they are few is judged by the terms'
         frequencies, so a common term costs a few lookups, not its matches.
         """
-        if self._whole is None and self._store.fulltext_most_matching(self.terms) <= LOOK_AHEAD_AT_MOST:
-            self._whole = self._store.fulltext_matching(self.terms)
+        if self._store.fulltext_most_matching(self.terms) <= LOOK_AHEAD_AT_MOST:
+            self._whole_set()
 
     def among(self, ids: Iterable[int]) -> set[int]:
         """The chunks of ``ids`` that hold an exclusion."""
         wanted = list(dict.fromkeys(ids))
-        if self._whole is None and len(self._held) + len(wanted) > WHOLE_SET_AFTER:
-            self._whole = self._store.fulltext_matching(self.terms)
-        if self._whole is not None:
-            return {c for c in wanted if c in self._whole}
+        if self._whole is not None or len(self._held) + len(wanted) > WHOLE_SET_AFTER:
+            whole = self._whole_set()
+            return {c for c in wanted if c in whole}
         unknown = [c for c in wanted if c not in self._held]
         if unknown:
             held = self._store.fulltext_matching(self.terms, among=unknown)
             self._held.update((c, c in held) for c in unknown)
         return {c for c in wanted if self._held[c]}
+
+    def _whole_set(self) -> set[int]:
+        """Every chunk holding an exclusion, fetched once."""
+        if self._whole is None:
+            self._whole = self._store.fulltext_matching(self.terms)
+        return self._whole
 
 
 def exclusions_of(store: Store, parsed: ParsedQuery) -> Exclusions | None:
