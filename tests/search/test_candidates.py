@@ -334,3 +334,35 @@ def test_an_exclusion_held_by_few_chunks_is_fetched_whole_ahead_and_answers_alik
         assert check.among(range(30)) == {c for c in range(30) if c % 3 == 0}
         assert check.among(range(30, 90)) == {c for c in range(30, 90) if c % 3 == 0}
         assert store.calls == calls
+
+
+def test_the_query_embedding_is_under_way_before_the_full_text_leg_starts(fixed,
+                                                                          monkeypatch) -> None:
+    """The embedding is what a search waits for; the full-text leg runs on the calling
+    thread meanwhile, and must not hold back its start (a thread handed the embedding
+    could not begin until the leg let go of the interpreter)."""
+    import threading
+
+    import groove.search.candidates as candidates
+
+    fixed.add("a.md", [Sec("a guide to the school system", vector=unit((0, 1.0)))])
+    entered = threading.Event()
+    embed = fixed.embedder.embed_query
+
+    def embed_query(text: str) -> np.ndarray:
+        entered.set()
+        return embed(text)
+
+    seen: list[bool] = []
+    leg = candidates.fulltext_leg
+
+    def fulltext_leg(*args, **kwargs):
+        seen.append(entered.is_set())
+        return leg(*args, **kwargs)
+
+    monkeypatch.setattr(fixed.embedder, "embed_query", embed_query)
+    monkeypatch.setattr(candidates, "fulltext_leg", fulltext_leg)
+    for _ in range(20):
+        entered.clear()
+        assert fixed.paths(fixed.search("school guide", include_low_quality=True)) == ["a.md"]
+    assert seen == [True] * 20
