@@ -62,6 +62,7 @@ from groove.indexing.state import (
     count_file_changes,
     iso_time,
     missing_state,
+    read_index_state,
 )
 from groove.models import DocumentRow, IndexState, SearchResponse
 from groove.parsers import check_parsers
@@ -350,8 +351,6 @@ class KnowledgeBase:
         started beside its own work, up to ``files_limit`` seconds after it
         began (None: until it ends); a walk still running leaves the counts None.
         """
-        from groove.indexing.state import index_state
-
         building = self.indexing
         if not self.has_index():
             return missing_state(building=building)
@@ -360,7 +359,7 @@ class KnowledgeBase:
             if files:
                 changes = self._file_changes.current(wait=wait_for_files, limit=files_limit)
             with self.reading() as store:
-                return index_state(store, building=building, files=changes)
+                return read_index_state(store, building=building, files=changes)
         except NoIndexError:  # a build killed before it wrote the schema left an empty file
             self._drop_store()
             return missing_state(building=building)
@@ -394,32 +393,41 @@ class KnowledgeBase:
         if not self.has_index() and self.indexing:  # a build is creating the file right now
             return SearchResponse(results=[], low_confidence=False, filter_applied={},
                                   index=self.index_state(files=False))
-        embedder = self.embedder
-        response = self._search(request, embedder)
-        response.index = self.index_state()
-        return response
+        return self._search(request, self.embedder)
 
     def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+        """The answer and the index state, read in one snapshot (one read of the index's
+        metadata serves the model check, the generation, the full-text stamp and the counts)."""
         from groove.indexing.indexer import model_mismatch
+
+        with self.reading() as store:
+            with store.read_snapshot():
+                # Every call, not only at start: another process may have rebuilt the index
+                # with another model since (a remote model: the same name elsewhere counts as
+                # another). Answering on would query one model's vectors with the other's.
+                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
+                                          self.db_path)
+                if mismatch is not None:
+                    raise mismatch
+                if store.fulltext_current():
+                    return self._answer(store, request, embedder)
+            self._repair_fulltext(store)  # writes: outside any read snapshot
+            with store.read_snapshot():
+                return self._answer(store, request, embedder)
+
+    def _answer(self, store: Store, request: SearchRequest, embedder: Embedder
+                ) -> SearchResponse:
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
-        with self.reading() as store:
-            # Every call, not only at start: another process may have rebuilt the index with
-            # another model since (a remote model: the same name elsewhere counts as another).
-            # Answering on would query one model's vectors with the other's.
-            mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                      self.db_path)
-            if mismatch is not None:
-                raise mismatch
-            if not store.fulltext_current():
-                self._repair_fulltext(store)
-            if self._vectors is None:
-                self._vectors = VectorIndex(store, self.config.search.vectors,
-                                            ann_path=self.db_path, model_id=store.meta().model_id)
-            with store.read_snapshot():
-                return run_search(store=store, embedder=embedder, config=self.config,
-                                  request=request, vectors=self._vectors, scorer=self._scorer)
+        if self._vectors is None:
+            self._vectors = VectorIndex(store, self.config.search.vectors,
+                                        ann_path=self.db_path, model_id=store.meta().model_id)
+        response = run_search(store=store, embedder=embedder, config=self.config,
+                              request=request, vectors=self._vectors, scorer=self._scorer)
+        response.index = read_index_state(store, building=self.indexing,
+                                          files=self._file_changes.current())
+        return response
 
     def _repair_fulltext(self, store: Store) -> None:
         """Rebuild a stale full-text index before searching it (never answer from it silently).

@@ -523,6 +523,32 @@ def test_read_snapshot_hides_another_connections_commit_until_it_ends(
         other.close()
 
 
+
+def test_index_metadata_read_once_per_snapshot_is_current_in_the_next(
+    store: SQLiteStore, db: Path
+) -> None:
+    """Inside a read snapshot the metadata (generation, counters, stamps) is read once and
+    holds still; the next snapshot, and any read outside one, sees what was written since."""
+    store.write_document(record("a.md"), chunks("alpha text here"), vecs(1))
+    store.flush()
+    other = open_store(db)
+    try:
+        with store.read_snapshot():
+            generation, counts = store.generation(), store.embedding_counts()
+            other.write_document(record("b.md", sha="s2"), chunks("beta text here"), vecs(1, 1))
+            assert (store.generation(), store.embedding_counts()) == (generation, counts)
+        assert store.generation() > generation
+        with store.read_snapshot():
+            assert store.generation() > generation
+            assert store.embedding_counts().chunks == counts.chunks + 1
+        other.flush()  # the full-text writer passes back to ``store``
+        store.write_document(record("c.md", sha="s3"), chunks("gamma text here"), vecs(1, 2))
+        with store.read_snapshot():
+            assert store.embedding_counts().chunks == counts.chunks + 2
+    finally:
+        other.close()
+
+
 # --- counters (issue: the index state costs nothing per search) -----------------------
 def true_counts(db: Path) -> dict[str, int]:
     """The counters as the rows say, counted through a separate connection."""

@@ -54,7 +54,7 @@ def missing_state(*, building: bool) -> IndexState:
                       files_newer=None, files_skipped=None)
 
 
-def index_state(store: Store, *, building: bool, files: FileChanges | None) -> IndexState:
+def read_index_state(store: Store, *, building: bool, files: FileChanges | None) -> IndexState:
     """The state of an existing index (read in one snapshot)."""
     with store.read_snapshot():
         counts = store.embedding_counts()

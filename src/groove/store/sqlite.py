@@ -385,6 +385,10 @@ class SQLiteStore(Store):
         self._fulltext_writing = False
         #: The stamp of the full-text commit loaded here (None: not looked at yet).
         self._fulltext_seen: Stamp | None = None
+        #: True inside a read snapshot this store began (:meth:`read_snapshot`).
+        self._reading = False
+        #: ``index_meta`` as the open read snapshot sees it, once read (see _meta_values).
+        self._snapshot_meta: dict[str, str | None] | None = None
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -542,9 +546,11 @@ class SQLiteStore(Store):
                 return
             with self._errors("starting a read snapshot"):
                 self._conn.execute("BEGIN")
+            self._reading = True
             try:
                 yield
             finally:
+                self._reading, self._snapshot_meta = False, None
                 if self._conn.in_transaction:
                     with self._errors("ending a read snapshot"):
                         self._conn.execute("COMMIT")
@@ -566,7 +572,20 @@ class SQLiteStore(Store):
                          (repr(time.time()),))
 
     def _meta_values(self) -> dict[str, str | None]:
-        return dict(self._conn.execute("SELECT key, value FROM index_meta").fetchall())
+        """Every ``index_meta`` row: the model, the counters, the generations, the stamps.
+
+        Inside a read snapshot the table cannot change (this connection writes
+        only in its own transactions, which cannot start there, and other
+        processes' commits are not seen), so it is read once per snapshot: a
+        search asks for the model, the generation, the full-text stamp and the
+        counters, and pays for one small SELECT.
+        """
+        if self._snapshot_meta is not None:
+            return self._snapshot_meta
+        values = dict(self._conn.execute("SELECT key, value FROM index_meta").fetchall())
+        if self._reading:
+            self._snapshot_meta = values
+        return values
 
     # --- metadata ------------------------------------------------------------
     def meta(self) -> IndexMeta:
@@ -635,10 +654,7 @@ class SQLiteStore(Store):
 
     def generation(self) -> int:
         with self._errors("reading generation"):
-            row = self._conn.execute(
-                "SELECT value FROM index_meta WHERE key = 'generation'"
-            ).fetchone()
-        return int(row[0]) if row else 0
+            return int(self._meta_values().get("generation") or 0)
 
     # --- writes ----------------------------------------------------------------
     def write_document(
@@ -1032,9 +1048,7 @@ class SQLiteStore(Store):
         return self._fulltext
 
     def _db_stamp(self) -> Stamp:
-        values = dict(self._conn.execute(
-            "SELECT key, value FROM index_meta WHERE key IN ('fulltext_id', 'text_generation')"
-        ).fetchall())
+        values = self._meta_values()
         return Stamp(values.get("fulltext_id") or "", int(values.get("text_generation") or 0))
 
     def _loaded_fulltext(self) -> tuple[FullTextIndex, bool]:
@@ -1207,9 +1221,7 @@ class SQLiteStore(Store):
 
     def _counters(self) -> dict[str, int]:
         with self._errors("reading the index counters"):
-            rows = dict(self._conn.execute(
-                f"SELECT key, value FROM index_meta WHERE key IN ({', '.join('?' * len(COUNTERS))})",
-                COUNTERS).fetchall())
+            rows = self._meta_values()
         return {key: int(rows.get(key) or 0) for key in COUNTERS}
 
     def skipped_files(self) -> dict[str, float]:
