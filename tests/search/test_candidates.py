@@ -366,3 +366,36 @@ def test_the_query_embedding_is_under_way_before_the_full_text_leg_starts(fixed,
         entered.clear()
         assert fixed.paths(fixed.search("school guide", include_low_quality=True)) == ["a.md"]
     assert seen == [True] * 20
+
+
+def test_a_search_queued_behind_other_embeddings_runs_its_full_text_leg_meanwhile(
+        fixed, monkeypatch) -> None:
+    """With every embedding thread busy (other searches), a search does not hold its
+    full-text leg back until its own embedding can start."""
+    import threading
+
+    import groove.search.candidates as candidates
+
+    fixed.add("a.md", [Sec("a guide to the school system", vector=unit((0, 1.0)))])
+    leg_ran = threading.Event()
+    leg = candidates.fulltext_leg
+
+    def fulltext_leg(*args, **kwargs):
+        leg_ran.set()
+        return leg(*args, **kwargs)
+
+    monkeypatch.setattr(candidates, "fulltext_leg", fulltext_leg)
+    release = threading.Event()
+    busy = [candidates._EMBED_POOL.submit(release.wait) for _ in range(2)]
+    found: list[list[str]] = []
+    search = threading.Thread(target=lambda: found.append(
+        fixed.paths(fixed.search("school guide", include_low_quality=True))))
+    search.start()
+    try:
+        assert leg_ran.wait(30), "the full-text leg waited for a free embedding thread"
+    finally:
+        release.set()
+        search.join(30)
+        for job in busy:
+            job.result(30)
+    assert found == [["a.md"]]

@@ -200,6 +200,13 @@ def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, 
 #: two do not slow each other down.
 _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-query-embed")
 
+#: How long the calling thread lets the pool thread get into the embedder before it
+#: starts the full-text leg. Until then the pool thread needs the interpreter, which
+#: the leg's Python would hold: waiting started the embedding 0.09 ms after the call
+#: instead of 0.3 ms (1k chunks) to 0.7 ms (50k) later. A pool busy with other
+#: searches' embeddings keeps this one queued for longer; the leg does not wait for that.
+EMBEDDING_START_WAIT_S = 0.002
+
 
 #: How many standard deviations below its expectation the allowed count of a
 #: first full-text fetch may fall before a second round is needed.
@@ -278,10 +285,7 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
         return qv, rank(qv) if exclusions is None else None
 
     side = _EMBED_POOL.submit(embed_and_rank)
-    # Until the pool thread is inside the embedder it needs the interpreter, which the
-    # full-text leg's Python would hold: waiting here started the embedding 0.09 ms
-    # after the call instead of 0.3 ms (1k chunks) to 0.7 ms (50k) later.
-    started.wait()
+    started.wait(EMBEDDING_START_WAIT_S)
     fts = fulltext_leg(store, vectors, parsed, base_mask, n)
     if exclusions is not None and not side.done():
         exclusions.look_ahead()
