@@ -107,3 +107,36 @@ def test_a_search_during_another_writer_does_not_rebuild(kb, monkeypatch):
     kb.search(SearchRequest(query="okapi", limit=3, include_low_quality=True))
     with kb.reading() as store:
         assert not store.fulltext_current()  # left to the writer, which checks it itself
+
+
+def test_an_answers_index_state_counts_the_index_its_results_came_from(kb, monkeypatch):
+    """Another writer commits right after the search found its results: the answer's
+    ``index`` still describes the index the results were read from (one snapshot)."""
+    import groove.search.pipeline as pipeline
+    from groove.models import Chunk, DocumentRecord
+    from groove.store import open_store
+
+    run = pipeline.run_search
+
+    def run_then_another_writer_commits(**kwargs):
+        response = run(**kwargs)
+        other = open_store(kb.db_path)
+        try:
+            record = DocumentRecord(path="c.md", sha256="c", title="Gamma", category=None,
+                                    topic=None, date=None, tags=(), tags_invalid=False,
+                                    metadata={}, size=1, mtime=0.0)
+            other.write_document(record, [Chunk(0, "Gamma", 1, "", "A third note.", 5, 1.0)],
+                                 None)
+            other.flush()
+        finally:
+            other.close()
+        return response
+
+    monkeypatch.setattr(pipeline, "run_search", run_then_another_writer_commits)
+    response = kb.search(SearchRequest(query="quokka colony"))
+    assert response.results and response.results[0].path == "a.md"
+    assert response.index is not None
+    assert (response.index.documents, response.index.chunks) == (2, 2)
+    assert response.index.state == "complete"
+    after = kb.index_state()
+    assert (after.documents, after.chunks, after.state) == (3, 3, "incomplete")
