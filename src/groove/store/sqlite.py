@@ -578,14 +578,17 @@ class SQLiteStore(Store):
         only in its own transactions, which cannot start there, and other
         processes' commits are not seen), so it is read once per snapshot: a
         search asks for the model, the generation, the full-text stamp and the
-        counters, and pays for one small SELECT.
+        counters, and pays for one small SELECT. Under the store's lock, which the
+        snapshot holds throughout: another thread's read waits for it to end rather
+        than reading inside it.
         """
-        if self._snapshot_meta is not None:
-            return self._snapshot_meta
-        values = dict(self._conn.execute("SELECT key, value FROM index_meta").fetchall())
-        if self._reading:
-            self._snapshot_meta = values
-        return values
+        with self._lock:
+            if self._snapshot_meta is not None:
+                return self._snapshot_meta
+            values = dict(self._conn.execute("SELECT key, value FROM index_meta").fetchall())
+            if self._reading:
+                self._snapshot_meta = values
+            return values
 
     # --- metadata ------------------------------------------------------------
     def meta(self) -> IndexMeta:
