@@ -130,7 +130,6 @@ def test_a_search_costs_sqlite_the_same_at_1k_and_20k_chunks(tmp_path):
         assert l_steps == s_steps, (request.query, s_steps, l_steps)
 
 
-
 def test_a_search_reads_the_index_metadata_once_inside_one_snapshot(tmp_path):
     """The model check, the vector generation, the full-text stamp and the answer's index
     state all come from one read of the metadata, in the snapshot the answer is read in."""
@@ -142,6 +141,7 @@ def test_a_search_reads_the_index_metadata_once_inside_one_snapshot(tmp_path):
             assert sum("index_meta" in sql for sql in statements) == 1, statements
     finally:
         kb.close()
+
 
 def _shape(sql: str) -> str:
     return re.sub(r"\d+", "N", sql)

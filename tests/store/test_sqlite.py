@@ -523,7 +523,6 @@ def test_read_snapshot_hides_another_connections_commit_until_it_ends(
         other.close()
 
 
-
 def test_index_metadata_read_once_per_snapshot_is_current_in_the_next(
     store: SQLiteStore, db: Path
 ) -> None:
