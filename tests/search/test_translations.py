@@ -239,3 +239,23 @@ def test_with_the_real_model_translated_sections_pair_up_and_score_together(real
     # The Japanese version scores at least the default ratio of the English section's score.
     assert score[("it/vpn.ja.md", "トラブルシューティング")] >= 0.85 * score[
         ("it/vpn.md", "Troubleshooting")]
+
+
+def test_without_translated_files_the_stage_looks_nothing_up(corpus_factory,
+                                                             monkeypatch) -> None:
+    """No file has another-language version: the ranking passes through as it is, and no
+    result is asked for its translations (the stage costs nothing)."""
+    import groove.search.pipeline as pipeline
+
+    corpus = corpus_factory(FixedQueryEmbedder(unit((0, 1.0))))
+    for i in range(3):
+        corpus.add(f"refunds{i}.md", [Sec(f"Refund fees note {i} for cancelled tickets.",
+                                          vector=unit((0, 1.0), (1 + i, 0.3)))])
+    question = "refund fees for a cancelled ticket"
+    off = _order(corpus, question, fusion={"translation_ratio": 0.0})
+
+    def no_lookups(*args: object, **kwargs: object) -> object:
+        raise AssertionError("looked for translations in an index without any")
+
+    monkeypatch.setattr(pipeline, "translation_finder", no_lookups)
+    assert _order(corpus, question) == off

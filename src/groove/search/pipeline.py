@@ -105,9 +105,10 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
 def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,
                        request: SearchRequest, store: Store, config: Config,
                        vectors: VectorIndex) -> Ranked:
-    """The first ``limit`` results' other-language translations close behind them."""
+    """The first ``limit`` results' other-language translations close behind them (with
+    no translated file in the index there are none: the ranking is returned as it is)."""
     ratio = config.search.fusion.translation_ratio
-    if ratio <= 0.0:
+    if ratio <= 0.0 or not vectors.has_translations():
         return ranked
     twins = translation_finder(store, vectors,
                                may_return=lambda ids: candidates.may_return(vectors, ids))

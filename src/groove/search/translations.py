@@ -32,7 +32,7 @@ Two rules then apply to the first results (``[search.fusion] translation_ratio``
 
 The cost is one lookup per document among the first few candidates and a
 product of two documents' chunk vectors, whatever the size of the knowledge
-base.
+base; in a knowledge base without translated files, nothing at all.
 """
 
 from __future__ import annotations

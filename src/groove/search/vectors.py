@@ -305,6 +305,13 @@ class VectorIndex:
 
         Found by path once per index generation; a lookup per call.
         """
+        return self._translated().get(doc_id, ())
+
+    def has_translations(self) -> bool:
+        """Whether any document has an other-language version (search/translations.py)."""
+        return bool(self._translated())
+
+    def _translated(self) -> dict[int, tuple[DocumentMeta, ...]]:
         with self._lock:
             cached = self._translations
             if cached is None or cached[0] != self._generation:
@@ -313,7 +320,7 @@ class VectorIndex:
                 cached = (self._generation, {docs[i].id: tuple(docs[j] for j in others)
                                              for i, others in found.items()})
                 self._translations = cached
-            return cached[1].get(doc_id, ())
+            return cached[1]
 
     def script_mask(self, cjk: bool) -> np.ndarray:
         """Rows whose document is written in CJK (``cjk=True``) or not (search/language.py).
