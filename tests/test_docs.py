@@ -148,9 +148,10 @@ def test_documented_config_defaults_match_the_code():
 
 
 def _commands() -> dict[str, click.Command]:
-    from groove.cli import _register_commands, cli
+    from groove.cli import cli
+    from groove.cli.commands import load_all
 
-    _register_commands()
+    load_all()
     found: dict[str, click.Command] = {}
 
     def visit(group: click.Group, prefix: str) -> None:

@@ -58,14 +58,15 @@ def test_instances_are_made_once_per_key_and_failures_are_not_kept() -> None:
 def test_config_and_cli_help_read_the_registries(tmp_path) -> None:
     from click.testing import CliRunner
 
-    from groove.cli import _register_commands, cli
+    from groove.cli import cli
+    from groove.cli.commands import load_all
     from groove.config import config_from_toml_text
 
     (tmp_path / "notes").mkdir()
     with pytest.raises(ConfigError) as info:
         config_from_toml_text('model = "nope"\n', kb_path=tmp_path / "notes")
     assert EMBEDDERS.accepted() in str(info.value)
-    _register_commands()
+    load_all()
     runner = CliRunner()
     index_help = " ".join(runner.invoke(cli, ["index", "--help"], terminal_width=400).stdout.split())
     search_help = " ".join(runner.invoke(cli, ["search", "--help"], terminal_width=400).stdout.split())

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 
-_register_commands()
+load_all()
 
 Run = Callable[..., Result]
 

@@ -7,9 +7,10 @@ from re import error as re_error
 import pytest
 from click.testing import CliRunner
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 
-_register_commands()
+load_all()
 
 
 def run(*args: str):

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 from groove.cli.compat import upgrade_argv
 
-_register_commands()
+load_all()
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "grooveseek.md"
 ROW = re.compile(r"^\| (?P<command>[^|]+) \| (?P<flag>[^|]+) \| `(?P<example>groove [^`]*)` \| "

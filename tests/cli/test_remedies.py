@@ -19,10 +19,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 from groove.cli.compat import upgrade_argv
 
-_register_commands()
+load_all()
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "groove"
 COMMAND = re.compile(r"`(groove [^`]+)`")

@@ -148,9 +148,10 @@ def test_cloned_repository_cannot_send_notes_to_a_ray_cluster(work: Path,
     """The reproduction: a discovered file naming a Ray cluster, then `groove index`."""
     from click.testing import CliRunner
 
-    from groove.cli import _register_commands, cli
+    from groove.cli import cli
+    from groove.cli.commands import load_all
 
-    _register_commands()
+    load_all()
     notes = write_files(work / "notes", {"a.md": "# A\n\nsecret words about the launch\n"})
     (notes / "groove.toml").write_text(textwrap.dedent("""
         [index]

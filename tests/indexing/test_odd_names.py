@@ -9,7 +9,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 from groove.errors import PathRefused
 from groove.indexing.walk import (
     ExclusionRules,
@@ -18,7 +19,7 @@ from groove.indexing.walk import (
     read_file_safely,
 )
 
-_register_commands()
+load_all()
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file names and FIFOs")
 
 

@@ -24,9 +24,10 @@ from click.testing import CliRunner
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 
-_register_commands()
+load_all()
 
 GOOD_QUERY = {"query": "bootstrap script", "limit": 2}
 

@@ -181,12 +181,13 @@ def test_cli_mcp_and_library_refuse_the_same_values_with_the_same_message(tmp_pa
     from click.testing import CliRunner
     from mcp import Client
 
-    from groove.cli import _register_commands, cli
+    from groove.cli import cli
+    from groove.cli.commands import load_all
     from groove.config import Config
     from groove.kb import KnowledgeBase
     from groove.server.mcp import build_mcp_server
 
-    _register_commands()
+    load_all()
     kb_dir = tmp_path / "kb"
     kb_dir.mkdir()
     monkeypatch.chdir(tmp_path)
@@ -214,11 +215,12 @@ def test_cli_mcp_and_library_refuse_the_same_values_with_the_same_message(tmp_pa
 def test_every_field_is_a_cli_flag_and_an_mcp_property_with_the_model_bounds(tmp_path) -> None:
     from click.testing import CliRunner
 
-    from groove.cli import _register_commands, cli
+    from groove.cli import cli
+    from groove.cli.commands import load_all
     from groove.search.request import accepted, flag_name
     from groove.server.tools import model_input_schema
 
-    _register_commands()
+    load_all()
     help_text = " ".join(CliRunner().invoke(cli, ["search", "--help"], terminal_width=500).stdout.split())
     schema = model_input_schema(SearchRequest)
     model_schema = SearchRequest.model_json_schema()["properties"]

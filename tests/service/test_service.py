@@ -18,11 +18,12 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 from groove.service.spec import default_name
 from groove.service.systemd import parse_exec, render_exec
 
-_register_commands()
+load_all()
 
 
 @pytest.fixture

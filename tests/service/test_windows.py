@@ -11,13 +11,14 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 from groove.config.bind import BindAddress
 from groove.errors import ConfigError
 from groove.service.spec import ServiceSpec
 from groove.service.windows import NS, TaskScheduler, split_arguments
 
-_register_commands()
+load_all()
 
 T = f"{{{NS}}}"
 #: Task Scheduler 1.2 schema: the children each element must have, and the order an

@@ -18,11 +18,12 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from groove.cli import _register_commands, cli
+from groove.cli import cli
+from groove.cli.commands import load_all
 from groove.errors import CorruptIndexError, NoIndexError
 from groove.store import open_store
 
-_register_commands()
+load_all()
 
 NOTES = {
     f"notes/n{i}.md": f"# Note {i}\n\nThe heron count number {i} was taken at dawn by the river.\n"

@@ -11,7 +11,6 @@ import click
 
 from groove._logging import configure_logging
 from groove._version import __version__
-from groove.cli.commands import load_all
 from groove.cli.usage import GrooveGroup
 
 
@@ -20,11 +19,6 @@ from groove.cli.usage import GrooveGroup
 def cli() -> None:
     """Local knowledge-base search: index a folder of notes, search it, serve it over MCP."""
     configure_logging()
-
-
-def _register_commands() -> None:
-    """Register every command now (the entry point registers each when it is asked for)."""
-    load_all()
 
 
 def main() -> None:
