@@ -30,7 +30,7 @@ def four_cores(pool: ThreadPoolExecutor) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(resident, "SPLIT_ROWS", 3)
         patch.setattr(resident, "BLOCK_ROWS", 2)
-        patch.setattr(resident, "_CORES", 4)
+        patch.setattr(resident, "CORES", 4)
         patch.setattr(resident, "_SCAN_POOL", pool)
         yield
 

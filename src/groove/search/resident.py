@@ -26,20 +26,22 @@ it, so a score does not depend on how a scan was cut.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 
 import numpy as np
 
+_R = TypeVar("_R")
 Storage = Literal["float32", "float16", "int8"]
 STORAGES: tuple[str, ...] = get_args(Storage)
 BLOCK_ROWS = 4096
 #: A scan is cut into parts of at least this many rows, one per core.
 SPLIT_ROWS = 8192
-_CORES = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+CORES = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else (os.cpu_count() or 1), 8))
-_SCAN_POOL = (ThreadPoolExecutor(max_workers=_CORES - 1, thread_name_prefix="groove-scan")
-              if _CORES > 1 else None)
+_SCAN_POOL = (ThreadPoolExecutor(max_workers=CORES - 1, thread_name_prefix="groove-scan")
+              if CORES > 1 else None)
 
 
 def matvec(block: np.ndarray, query: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -48,12 +50,27 @@ def matvec(block: np.ndarray, query: np.ndarray, out: np.ndarray | None = None) 
     return np.einsum("ij,j->i", block, query, out=out)
 
 
+def scan_parts(rows: int) -> list[tuple[int, int]]:
+    """``[(start, end)]``: a scan of ``rows`` rows cut into one part per core, each of at
+    least ``SPLIT_ROWS`` rows (one part when that is all there is)."""
+    parts = min(CORES, rows // SPLIT_ROWS) if _SCAN_POOL is not None else 1
+    step = max(1, -(-rows // max(parts, 1)))
+    return [(start, min(start + step, rows)) for start in range(0, rows, step)]
+
+
+def in_parallel(work: Callable[[int, int], _R], parts: list[tuple[int, int]]) -> list[_R]:
+    """``work(start, end)`` for each part: the first on this thread, the others on the
+    module's scan threads (the work must release the GIL to gain anything)."""
+    if len(parts) <= 1 or _SCAN_POOL is None:
+        return [work(start, end) for start, end in parts]
+    others = [_SCAN_POOL.submit(work, start, end) for start, end in parts[1:]]
+    first = work(*parts[0])
+    return [first, *(future.result() for future in others)]
+
+
 def _scan(data: np.ndarray, query: np.ndarray, convert: bool) -> np.ndarray:
     """``data @ query`` over every row, one part per core; ``convert``: rows are not float32."""
     out = np.empty(len(data), dtype=np.float32)
-    parts = min(_CORES, len(data) // SPLIT_ROWS) if _SCAN_POOL is not None else 1
-    step = max(1, -(-len(data) // max(parts, 1)))
-    bounds = [(start, min(start + step, len(data))) for start in range(0, len(data), step)]
 
     def part(start: int, end: int) -> None:
         if not convert:
@@ -63,14 +80,7 @@ def _scan(data: np.ndarray, query: np.ndarray, convert: bool) -> np.ndarray:
             last = min(first + BLOCK_ROWS, end)
             matvec(data[first:last].astype(np.float32), query, out=out[first:last])
 
-    if len(bounds) <= 1 or _SCAN_POOL is None:
-        for start, end in bounds:
-            part(start, end)
-        return out
-    others = [_SCAN_POOL.submit(part, start, end) for start, end in bounds[1:]]
-    part(*bounds[0])
-    for future in others:
-        future.result()
+    in_parallel(part, scan_parts(len(data)))
     return out
 
 

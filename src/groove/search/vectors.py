@@ -10,7 +10,9 @@ See docs/scaling.md. The rules:
   per-chunk Python objects. Filters are decided once per document and broadcast;
   masks are cached per generation.
 * **Exact below a size, approximate above it.** Under
-  ``[search.vectors] ann_min_chunks`` the leg is an exact scan. Above it an
+  ``[search.vectors] ann_min_chunks`` the leg is an exact scan, read first from
+  one-byte codes (:mod:`groove.search.prescan`) when faiss is installed: the
+  same answer for a quarter of the bytes. Above it an
   inverted-file index (:mod:`groove.search.ann`) proposes candidates and the resident vectors
   re-score them, so scores are the same cosines the exact scan gives.
 * **Filters keep their exact meaning.** A filter that leaves at most
@@ -49,7 +51,7 @@ import numpy as np
 from groove.config.model import VectorsConfig
 from groove.errors import UnsafeFile
 from groove.models import ChunkColumns, DocumentMeta
-from groove.search import ann
+from groove.search import ann, prescan
 from groove.search.filters import ChunkFilter
 from groove.search.language import is_cjk
 from groove.search.resident import ResidentMatrix
@@ -112,6 +114,8 @@ class VectorIndex:
         #: Row of each chunk id (-1: none), when the ids are dense enough (positions()).
         self._row_of: np.ndarray | None = None
         self.matrix = ResidentMatrix(0, 0, self.settings.storage)
+        #: The exact scan's one-byte codes (None: plain scans, see _prescan_for).
+        self._prescan: prescan.Prescan | None = None
         #: Which rows hold a real vector (False: the chunk waits for its embedding).
         self.embedded = np.zeros(0, dtype=bool)
         self._doc_slot = np.zeros(0, dtype=np.int32)
@@ -152,6 +156,7 @@ class VectorIndex:
                 columns = self._store.chunk_columns()
                 ids, matrix, embedded = self._load_matrix(columns)
                 row_of = _row_table(ids)
+            codes = self._prescan_for(matrix, _cjk_rows(columns, ids))
             _release_freed_heap()  # the blobs read above, back to the OS (about 0.4x at 588k)
             with self._pins:
                 self.swap_waiting = True
@@ -161,6 +166,7 @@ class VectorIndex:
                 with self._lock:
                     self._set_columns(columns, ids)
                     self.ids, self.matrix, self.embedded = ids, matrix, embedded
+                    self._prescan = codes
                     self._row_of = row_of
                     self._masks.clear()
                     with self._derived_lock:
@@ -216,6 +222,14 @@ class VectorIndex:
             matrix = ResidentMatrix(count, 0, self.settings.storage)
         return ids, matrix, embedded
 
+    def _prescan_for(self, matrix: ResidentMatrix, cjk: np.ndarray) -> prescan.Prescan | None:
+        """Codes for the exact scan, one group per script family, when the scan is big
+        enough to gain from them and the approximate index will not answer instead (a
+        quarter of the float32 vectors is too much to spend beside it)."""
+        if not prescan.MIN_ROWS <= len(matrix) < self.settings.ann_min_chunks:
+            return None
+        return prescan.Prescan.build(matrix, [np.flatnonzero(~cjk), np.flatnonzero(cjk)])
+
     def _set_columns(self, columns: ChunkColumns, ids: np.ndarray) -> None:
         rows = np.searchsorted(columns.ids, ids)
         self.documents = columns.documents
@@ -224,9 +238,7 @@ class VectorIndex:
         binary_doc = np.fromiter((d.binary_format for d in columns.documents), dtype=bool,
                                  count=len(columns.documents))
         self._binary = binary_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
-        cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
-                              count=len(columns.documents))
-        self._cjk = cjk_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
+        self._cjk = _cjk_rows(columns, ids)
         self._not_cjk = ~self._cjk
         codes = columns.kind_code if columns.kind_code is not None else np.full(
             len(columns.ids), -1, dtype=np.int16)
@@ -338,6 +350,12 @@ class VectorIndex:
         return self._derived("share", allowed,
                              lambda: np.count_nonzero(allowed) / max(len(allowed), 1))
 
+    def _prescan_shares(self, allowed: np.ndarray) -> list[float]:
+        """The share of each prescan group ``allowed`` keeps (computed once per mask)."""
+        codes = self._prescan
+        return [] if codes is None else self._derived("prescan", allowed,
+                                                       lambda: codes.shares(allowed))
+
     def _searchable(self, allowed: np.ndarray) -> tuple[np.ndarray, int]:
         """``allowed`` minus the rows still waiting for a vector, and how many are left."""
         def compute() -> tuple[np.ndarray, int]:
@@ -438,7 +456,7 @@ class VectorIndex:
                ) -> Callable[[int, Sequence[np.ndarray]], list[list[tuple[int, float]]]]:
         """:meth:`top_n_each` for one query, asked repeatedly (a larger ``n`` each time):
         the matrix-vector product is computed once for every call."""
-        shared = _SharedScores(self.matrix, query)
+        shared = _SharedScores(self.matrix, query, self._prescan, self._prescan_shares)
         return lambda n, masks: self._top_n_each(shared, query, n, masks)
 
     def _top_n_each(self, shared: _SharedScores, query: np.ndarray, n: int,
@@ -460,6 +478,10 @@ class VectorIndex:
         # ...and so do the candidates' rows and scores: each mask takes a prefix.
         candidates = (_Candidates(self, view, query, keys)
                       if view is not None and keys is not None else None)
+        # The masks scanned exactly share one coded search, or else one full product.
+        shared.plan(n, [allowed for allowed, count, k in plans
+                        if count > 0 and (candidates is None or k is None)
+                        and count * _SUBSET_SCAN_FACTOR > len(self.ids)])
         found: list[list[tuple[int, float]]] = []
         for allowed, count, k in plans:
             if count <= 0:
@@ -489,6 +511,10 @@ class VectorIndex:
 
     def _exact(self, shared: _SharedScores, n: int, allowed: np.ndarray,
                count: int) -> list[tuple[int, float]]:
+        if count * _SUBSET_SCAN_FACTOR > len(self.ids):
+            short = shared.shortlisted(n, allowed)
+            if short is not None:
+                return self._best(*short, n)
         if count == len(self.ids):
             return self._best(np.arange(len(self.ids)), shared.all(), n)
         rows = np.flatnonzero(allowed)
@@ -716,12 +742,19 @@ class _Candidates:
 
 
 class _SharedScores:
-    """The query's scores against every row, computed at most once, on first use."""
+    """The query's scores against every row, computed at most once, on first use;
+    and, before that, its prescan shortlist (:mod:`groove.search.prescan`)."""
 
-    def __init__(self, matrix: ResidentMatrix, query: np.ndarray) -> None:
+    def __init__(self, matrix: ResidentMatrix, query: np.ndarray,
+                 codes: prescan.Prescan | None = None,
+                 shares_of: Callable[[np.ndarray], list[float]] | None = None) -> None:
         self._matrix = matrix
         self._query = query
         self._all: np.ndarray | None = None
+        self._codes = codes
+        self._shares_of = shares_of or (lambda allowed: [])
+        self._depths: list[int] | None = None  # per plan()
+        self._short: prescan.Shortlist | None = None
 
     @property
     def done(self) -> bool:
@@ -735,6 +768,33 @@ class _SharedScores:
     def rows(self, rows: np.ndarray) -> np.ndarray:
         """Scores of ``rows`` only (copies those rows: worth it only for a few)."""
         return self._matrix.scores(self._query, rows)
+
+    def plan(self, n: int, masks: Sequence[np.ndarray]) -> None:
+        """Prepare for the best ``n`` of each of ``masks``: one coded search deep enough
+        for all of them, or (when one needs more) none, since that mask computes the
+        full product and the others then select from it."""
+        codes = self._codes
+        self._depths = None
+        if codes is None or self._all is not None or not masks:
+            return
+        depths = [codes.depths(n, self._shares_of(allowed)) for allowed in masks]
+        if any(d is None for d in depths):
+            return
+        self._depths = [max(column) for column in zip(*cast(list[list[int]], depths), strict=True)]
+
+    def shortlisted(self, n: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Rows surely holding the best ``n`` ``allowed`` rows, with their exact scores;
+        None when there are no codes, the plan was a full product, or the codes cannot tell."""
+        if self._codes is None or self._depths is None or self._all is not None:
+            return None
+        short = self._short
+        if short is None or any(d > s for d, s in zip(self._depths, short.depths, strict=True)):
+            short = self._short = self._codes.search(self._query, self._depths)
+        rows = short.certain(n, allowed, self._shares_of(allowed))
+        if rows is None:
+            self._codes.band.widen()
+            return None
+        return rows, self._matrix.scores(self._query, rows)
 
 
 #: The id table of positions() is kept while it has at most this many entries per
@@ -750,6 +810,15 @@ def _row_table(ids: np.ndarray) -> np.ndarray | None:
     table = np.full(int(ids[-1]) + 1, -1, dtype=np.int32)
     table[ids] = np.arange(len(ids), dtype=np.int32)
     return table
+
+
+def _cjk_rows(columns: ChunkColumns, ids: np.ndarray) -> np.ndarray:
+    """For each of ``ids`` (all in ``columns``): is its document written in CJK?"""
+    if not len(ids):
+        return np.zeros(0, dtype=bool)
+    cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
+                          count=len(columns.documents))
+    return cjk_doc[columns.doc_slot[np.searchsorted(columns.ids, ids)]]
 
 
 def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
