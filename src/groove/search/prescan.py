@@ -236,15 +236,13 @@ class Prescan:
             floor = float(coded[0][k - 1]) if k < total else -np.inf
             return part.rows[found[0][keep]], coded[0][keep], floor
 
-        def run(first: int, _: int) -> list[tuple[int, tuple[np.ndarray, np.ndarray, float]]]:
+        def run(bin_: tuple[int, ...]) -> list[tuple[int, tuple[np.ndarray, np.ndarray, float]]]:
             import faiss
 
             faiss.omp_set_num_threads(1)  # per thread; a team per call costs more than it saves
-            return [(p, one(self.parts[p])) for p in self.bins[first]
-                    if depths[self.parts[p].group] > 0]
+            return [(p, one(self.parts[p])) for p in bin_ if depths[self.parts[p].group] > 0]
 
-        results = [r for done in resident.in_parallel(run, [(b, b + 1) for b in range(len(self.bins))])
-                   for r in done]
+        results = [found for done in resident.in_parallel(run, self.bins) for found in done]
         groups: list[_Listed | None] = []
         for number in range(len(self.group_rows)):
             mine = [found for p, found in results if self.parts[p].group == number]

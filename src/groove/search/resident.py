@@ -26,12 +26,13 @@ it, so a score does not depend on how a scan was cut.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, TypeVar, get_args
 
 import numpy as np
 
+_T = TypeVar("_T")
 _R = TypeVar("_R")
 Storage = Literal["float32", "float16", "int8"]
 STORAGES: tuple[str, ...] = get_args(Storage)
@@ -58,13 +59,13 @@ def scan_parts(rows: int) -> list[tuple[int, int]]:
     return [(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def in_parallel(work: Callable[[int, int], _R], parts: list[tuple[int, int]]) -> list[_R]:
-    """``work(start, end)`` for each part: the first on this thread, the others on the
+def in_parallel(work: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]:
+    """``work(item)`` for each item: the first on this thread, the others on the
     module's scan threads (the work must release the GIL to gain anything)."""
-    if len(parts) <= 1 or _SCAN_POOL is None:
-        return [work(start, end) for start, end in parts]
-    others = [_SCAN_POOL.submit(work, start, end) for start, end in parts[1:]]
-    first = work(*parts[0])
+    if len(items) <= 1 or _SCAN_POOL is None:
+        return [work(item) for item in items]
+    others = [_SCAN_POOL.submit(work, item) for item in items[1:]]
+    first = work(items[0])
     return [first, *(future.result() for future in others)]
 
 
@@ -72,7 +73,8 @@ def _scan(data: np.ndarray, query: np.ndarray, convert: bool) -> np.ndarray:
     """``data @ query`` over every row, one part per core; ``convert``: rows are not float32."""
     out = np.empty(len(data), dtype=np.float32)
 
-    def part(start: int, end: int) -> None:
+    def part(bounds: tuple[int, int]) -> None:
+        start, end = bounds
         if not convert:
             matvec(data[start:end], query, out=out[start:end])
             return

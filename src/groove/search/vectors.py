@@ -156,7 +156,8 @@ class VectorIndex:
                 columns = self._store.chunk_columns()
                 ids, matrix, embedded = self._load_matrix(columns)
                 row_of = _row_table(ids)
-            codes = self._prescan_for(matrix, _cjk_rows(columns, ids))
+            cjk = _cjk_rows(columns, ids)
+            codes = self._prescan_for(matrix, cjk)
             _release_freed_heap()  # the blobs read above, back to the OS (about 0.4x at 588k)
             with self._pins:
                 self.swap_waiting = True
@@ -164,7 +165,7 @@ class VectorIndex:
                 while self._pinned:
                     self._pins.wait()
                 with self._lock:
-                    self._set_columns(columns, ids)
+                    self._set_columns(columns, ids, cjk)
                     self.ids, self.matrix, self.embedded = ids, matrix, embedded
                     self._prescan = codes
                     self._row_of = row_of
@@ -230,7 +231,7 @@ class VectorIndex:
             return None
         return prescan.Prescan.build(matrix, [np.flatnonzero(~cjk), np.flatnonzero(cjk)])
 
-    def _set_columns(self, columns: ChunkColumns, ids: np.ndarray) -> None:
+    def _set_columns(self, columns: ChunkColumns, ids: np.ndarray, cjk: np.ndarray) -> None:
         rows = np.searchsorted(columns.ids, ids)
         self.documents = columns.documents
         self._doc_slot = columns.doc_slot[rows]
@@ -238,7 +239,7 @@ class VectorIndex:
         binary_doc = np.fromiter((d.binary_format for d in columns.documents), dtype=bool,
                                  count=len(columns.documents))
         self._binary = binary_doc[self._doc_slot] if len(ids) else np.zeros(0, dtype=bool)
-        self._cjk = _cjk_rows(columns, ids)
+        self._cjk = cjk
         self._not_cjk = ~self._cjk
         codes = columns.kind_code if columns.kind_code is not None else np.full(
             len(columns.ids), -1, dtype=np.int16)
