@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from groove.search import resident
+from groove.search.ann import available  # the same optional faiss
 from groove.search.resident import ResidentMatrix
 
 #: Below this many rows the plain scan is cheap enough (one core, under half a
@@ -63,15 +64,6 @@ PART_MARGIN = 64
 MAX_DEPTH = 8192
 #: Added to every slack: a float32 dot product of 384 terms rounds by ~2e-5.
 ROUNDING = 1e-4
-
-
-def available() -> bool:
-    """True when faiss (the optional ``groove[ann]`` extra) is installed."""
-    try:
-        import faiss  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class Band:

@@ -482,7 +482,7 @@ class VectorIndex:
         # The masks scanned exactly share one coded search, or else one full product.
         shared.plan(n, [allowed for allowed, count, k in plans
                         if count > 0 and (candidates is None or k is None)
-                        and count * _SUBSET_SCAN_FACTOR > len(self.ids)])
+                        and self._whole_pass(count)])
         found: list[list[tuple[int, float]]] = []
         for allowed, count, k in plans:
             if count <= 0:
@@ -512,16 +512,22 @@ class VectorIndex:
 
     def _exact(self, shared: _SharedScores, n: int, allowed: np.ndarray,
                count: int) -> list[tuple[int, float]]:
-        if count * _SUBSET_SCAN_FACTOR > len(self.ids):
+        whole = self._whole_pass(count)
+        if whole:
             short = shared.shortlisted(n, allowed)
             if short is not None:
                 return self._best(*short, n)
         if count == len(self.ids):
             return self._best(np.arange(len(self.ids)), shared.all(), n)
         rows = np.flatnonzero(allowed)
-        if shared.done or count * _SUBSET_SCAN_FACTOR > len(self.ids):
+        if shared.done or whole:
             return self._best(rows, shared.all()[rows], n)
         return self._best(rows, shared.rows(rows), n)
+
+    def _whole_pass(self, count: int) -> bool:
+        """Whether a mask allowing ``count`` rows takes its scores from a pass over the
+        whole matrix (codes first, else the full product) rather than its own rows."""
+        return count * _SUBSET_SCAN_FACTOR > len(self.ids)
 
     def _approximate(self, candidates: _Candidates, n: int, allowed: np.ndarray,
                      count: int, k: int) -> list[tuple[int, float]] | None:
