@@ -298,6 +298,10 @@ class Hit:
     scope: str | None = None
     line_start: int | None = None
     line_end: int | None = None
+    #: The score a later stage reordered this hit against (quotes first, the same-document
+    #: margin, translations, MMR): ``score`` is then capped at the score of the hit above it,
+    #: so scores never increase down the list, and this keeps the stage's own score.
+    raw_score: float | None = None
 
     def location(self) -> str:
         """``path:line`` for a source-code hit, the path alone otherwise."""
@@ -323,7 +327,7 @@ class Hit:
             out["expanded_from"] = self.expanded_from
         if self.uri is not None:
             out["uri"] = self.uri
-        for key in ("symbol_kind", "scope", "line_start", "line_end"):
+        for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

@@ -70,6 +70,7 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
             hits = expand_parents(hits, rows, store.document_chunks,
                                   whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
                                   max_expanded_tokens=pr.max_expanded_tokens)
+        scores_in_rank_order(hits)
         for hit in hits:
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
         low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
@@ -168,6 +169,22 @@ def _mmr_stage(ranked: Ranked, request: SearchRequest, stages: Stages,
     doc_ids = vectors.doc_ids_for(ids)
     return mmr_select(pool, vectors.vectors_for(ids), doc_ids, limit=request.limit,
                       lam=stages.mmr_lambda, same_doc_penalty=stages.mmr_penalty)
+
+
+def scores_in_rank_order(hits: list[Hit]) -> None:
+    """Cap each hit's ``score`` at the one above it (the original goes to ``raw_score``).
+
+    The stages after fusion order by more than the score (quoted phrases first,
+    the same-document margin, translations behind their sections, MMR), so the
+    list's order is the answer and the score shown must not contradict it: a
+    client that sorts by score, or reads "0.49 below 0.41" as a mistake, sees
+    the order groove chose.
+    """
+    ceiling = math.inf
+    for hit in hits:
+        if hit.score > ceiling:
+            hit.raw_score, hit.score = hit.score, ceiling
+        ceiling = hit.score
 
 
 def _ensure_rows(store: Store, rows: dict[int, ChunkRow], ranked: Ranked) -> dict[int, ChunkRow]:
