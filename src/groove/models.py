@@ -182,6 +182,9 @@ class DocumentRecord:
     binary_format: bool = False
     #: The code parser's language id (``python``, ``rust``...); None for prose.
     language: str | None = None
+    #: Whether the document is written in kana/kanji (search/language.py), judged on its
+    #: text; None when unknown (an index written before groove recorded it).
+    cjk: bool | None = None
     #: BY_SECTIONS or COARSE; kept as it was when a rename moves the document.
     chunking: str = BY_SECTIONS
     #: The values of the frontmatter keys the schema declares (docs/filters),
@@ -252,6 +255,8 @@ class DocumentMeta:
     tags: tuple[str, ...]
     binary_format: bool = False
     language: str | None = None
+    #: Written in kana/kanji (judged on the text at indexing); None: unknown, judge the title.
+    cjk: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -336,21 +341,29 @@ class Hit:
 
 @dataclass
 class SearchResponse:
-    """``low_confidence``: neither retriever's best document is among the other's first
-    three (or the full-text leg found nothing) — see docs/search.md, "low_confidence"."""
+    """``low_confidence``: the knowledge base probably does not answer the question, for the
+    reason ``low_confidence_reason`` names — see docs/search.md, "low_confidence"."""
 
     results: list[Hit]
     low_confidence: bool
     filter_applied: dict[str, Any]
     #: How complete the index answering was (omitted from JSON when not computed).
     index: IndexState | None = None
+    #: Why ``low_confidence`` is set: a code of ``search.confidence.REASONS`` (omitted from
+    #: JSON when the flag is down).
+    low_confidence_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "results": [h.to_json() for h in self.results],
             "low_confidence": self.low_confidence,
             "filter_applied": self.filter_applied,
         }
+        if self.low_confidence and self.low_confidence_reason is not None:
+            from groove.search.confidence import REASONS
+
+            out["low_confidence_reason"] = self.low_confidence_reason
+            out["low_confidence_note"] = REASONS.get(self.low_confidence_reason, "")
         if self.index is not None:
             out["index"] = self.index.to_json()
         return out

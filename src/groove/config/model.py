@@ -194,6 +194,9 @@ class FusionConfig(_Section):
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
     bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
+    cross_language: bool = Field(
+        True, description="true or false (other-language chunks compete on their meaning, "
+                          "their cosines read on the question's language's scale)")
     cross_language_imputation: float = Field(
         0.5, ge=0.0, le=1.0,
         description="a number in [0, 1] (an other-script chunk's full-text score is this times "

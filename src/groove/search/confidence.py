@@ -79,10 +79,23 @@ def lift(best: float, mean: float, variance: float, population: int) -> float:
     return (best - mean) / math.sqrt(variance) / math.sqrt(2.0 * math.log(population))
 
 
-def weak_evidence(evidence: Evidence) -> bool:
-    """The fitted rule: a flat top, or disagreeing legs with a weak lift."""
-    return evidence.top_gap < TOP_GAP_FLOOR or (
-        evidence.legs_disagree and evidence.lift < LIFT_FLOOR)
+#: Why a response is low-confidence: the code a response carries, and the line people read.
+REASONS: dict[str, str] = {
+    "no_content_word": "the query has no word to search for",
+    "quote_not_found": "no indexed text holds the quoted phrase",
+    "flat_top": "no passage stands out: the best match is barely closer than the tenth",
+    "legs_disagree": ("the meaning and the words of the query point at different documents, "
+                      "and the best match is not far above a random passage"),
+}
+
+
+def weak_evidence(evidence: Evidence) -> str | None:
+    """The fitted rule's reason (a key of :data:`REASONS`), or None when the evidence holds."""
+    if evidence.top_gap < TOP_GAP_FLOOR:
+        return "flat_top"
+    if evidence.legs_disagree and evidence.lift < LIFT_FLOOR:
+        return "legs_disagree"
+    return None
 
 
 def first_documents(doc_ids: Sequence[int], count: int) -> list[int]:
@@ -112,9 +125,25 @@ def legs_disagree(vector_docs: Sequence[int], fts_docs: Sequence[int],
     return vec[0] not in fts and fts[0] not in vec
 
 
+def low_confidence_reason(evidence: Evidence, *, ratio: float, has_content: bool = True,
+                          quotes_met: bool = True) -> str | None:
+    """Why the flag is up (a key of :data:`REASONS`), or None when it is down.
+
+    Enabled by ``ratio`` > 0. The reason named is the first that holds, in the
+    order no content word, an unmet quote, weak evidence, so it is always true
+    of the answer it is attached to.
+    """
+    if ratio <= 0:
+        return None
+    if not has_content:
+        return "no_content_word"
+    if not quotes_met:
+        return "quote_not_found"
+    return weak_evidence(evidence)
+
+
 def is_low_confidence(evidence: Evidence, *, ratio: float, has_content: bool = True,
                       quotes_met: bool = True) -> bool:
-    """The flag: enabled by ``ratio`` > 0; no content word, an unmet quote, or weak evidence."""
-    if ratio <= 0:
-        return False
-    return not has_content or not quotes_met or weak_evidence(evidence)
+    """The flag: :func:`low_confidence_reason` names a reason."""
+    return low_confidence_reason(evidence, ratio=ratio, has_content=has_content,
+                                 quotes_met=quotes_met) is not None

@@ -19,9 +19,9 @@ from groove.rerankers import Reranker, get_reranker
 from groove.search.candidates import Candidates, candidate_count, gather
 from groove.search.confidence import (
     Evidence,
-    is_low_confidence,
     legs_disagree,
     lift,
+    low_confidence_reason,
     top_gap,
 )
 from groove.search.diversity import cap_per_document, prefer_new_documents
@@ -73,17 +73,20 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
         scores_in_rank_order(hits)
         for hit in hits:
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
-        low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
-        return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
+        reason = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
+        return SearchResponse(results=hits, low_confidence=reason is not None,
+                              filter_applied=filter_applied(request), low_confidence_reason=reason)
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
-                      vectors: VectorIndex, *, quotes_met: bool) -> bool:
-    """low_confidence (search/confidence.py): no content word, an unmet quote, or weak evidence."""
+                      vectors: VectorIndex, *, quotes_met: bool) -> str | None:
+    """low_confidence's reason (search/confidence.py): no content word, an unmet quote, or
+    weak evidence; None when the flag is down."""
     if stages.confidence_ratio <= 0:
-        return False
-    return is_low_confidence(evidence(candidates, parsed, vectors), ratio=stages.confidence_ratio,
-                             has_content=parsed.has_content, quotes_met=quotes_met)
+        return None
+    return low_confidence_reason(evidence(candidates, parsed, vectors),
+                                 ratio=stages.confidence_ratio, has_content=parsed.has_content,
+                                 quotes_met=quotes_met)
 
 
 def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) -> Evidence:
