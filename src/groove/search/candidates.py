@@ -48,6 +48,8 @@ class Candidates:
     allowed: np.ndarray | None = None
     #: The chunks holding one of the question's exclusions (asked per chunk), if any.
     exclusions: Exclusions | None = None
+    #: The vector leg's pools before the cross-language decision (raw cosines).
+    pools: VectorPools | None = None
 
     def may_return(self, vectors: VectorIndex, ids: Sequence[int]) -> list[bool]:
         """Per chunk id: allowed by the filters and holding no exclusion."""
@@ -162,6 +164,15 @@ class ScriptCalibration:
         return self.shift + self.scale * cosine
 
 
+#: A script family's own cosine spread counts as much as this many chunks of the whole
+#: knowledge base's: a small family's spread is read mostly on the whole's (its own is
+#: noise), one of hundreds on its own.
+PRIOR_ROWS = 50
+#: With fewer embedded chunks than this in either family there is no distribution to read a
+#: cosine on: no calibration, the other language's chunks compete on their raw cosines.
+MIN_FAMILY_ROWS = 20
+
+
 def script_calibration(query_vec: np.ndarray, vectors: VectorIndex, query_cjk: bool
                        ) -> ScriptCalibration | None:
     """The map that gives other-script cosines the question's own script's distribution.
@@ -171,23 +182,32 @@ def script_calibration(query_vec: np.ndarray, vectors: VectorIndex, query_cjk: b
     multilingual-e5-small), and how much depends on the question. Against
     each script family's own chunks the question's cosine has mean ``q·μ``
     and standard deviation ``sqrt(qᵀΣq)`` (the families' moments, computed
-    once per index generation: :meth:`VectorIndex.cosine_moments`); matching
-    the other family's mean and deviation to the own family's puts an
+    once per index generation: :meth:`VectorIndex.moments`); matching the
+    other family's mean and deviation to the own family's puts an
     other-language chunk as far above its crowd as a same-language chunk must
-    be above its own to score the same. Nothing is fitted: the map is this
-    question's against this knowledge base. None when a family has no
-    embedded chunk (nothing to compare).
+    be above its own to score the same. Each family's variance is shrunk
+    towards the whole knowledge base's by :data:`PRIOR_ROWS`. Nothing is
+    fitted to a question set: the map is this question's against this
+    knowledge base. None when a family has fewer than :data:`MIN_FAMILY_ROWS`
+    embedded chunks.
     """
     q = np.asarray(query_vec, dtype=np.float64)
-    own_mean, own_cov = vectors.cosine_moments(query_cjk)
-    other_mean, other_cov = vectors.cosine_moments(not query_cjk)
-    if len(own_mean) != len(q) or len(other_mean) != len(q):
+    whole = vectors.moments(None)
+    families = [vectors.moments(query_cjk), vectors.moments(not query_cjk)]
+    if any(f.population < MIN_FAMILY_ROWS or len(f.mean) != len(q) for f in families):
         return None
-    own_var, other_var = float(q @ matvec(own_cov, q)), float(q @ matvec(other_cov, q))
+    prior_var = float(q @ matvec(whole.cov, q))
+    read = []
+    for family in families:
+        weight = family.population / (family.population + PRIOR_ROWS)
+        mean = float(q @ family.mean)
+        var = weight * float(q @ matvec(family.cov, q)) + (1.0 - weight) * prior_var
+        read.append((mean, var))
+    (own_mean, own_var), (other_mean, other_var) = read
     if own_var <= 0.0 or other_var <= 0.0:
         return None
     scale = math.sqrt(own_var / other_var)
-    return ScriptCalibration(scale=scale, shift=float(q @ own_mean) - scale * float(q @ other_mean))
+    return ScriptCalibration(scale=scale, shift=own_mean - scale * other_mean)
 
 
 @dataclass(frozen=True)
@@ -382,7 +402,7 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
                       vectorless=vectorless_candidates(vectors, fts), query_vector=qv,
-                      allowed=base_mask, exclusions=exclusions)
+                      allowed=base_mask, exclusions=exclusions, pools=pools)
 
 
 def same_first_document(vectors: VectorIndex, vector: Sequence[tuple[int, float]],

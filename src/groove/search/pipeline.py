@@ -22,7 +22,6 @@ from groove.search.confidence import (
     legs_disagree,
     lift,
     low_confidence_reason,
-    top_gap,
 )
 from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
@@ -90,20 +89,45 @@ def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stage
 
 
 def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) -> Evidence:
-    """What the legs say about this question: agreement, top gap, lift (search/confidence.py)."""
+    """What the legs say about this question: agreement and lift (search/confidence.py)."""
     depth = candidate_count(1)  # enough chunks to see AGREEMENT_DEPTH distinct documents
     disagree = False
     if parsed.phrases:  # a query without a phrase has no lexical evidence
         legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
         disagree = legs_disagree(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]))
-    scores = [s for _, s in candidates.vector]
-    gain = math.inf
+    return Evidence(legs_disagree=disagree,
+                    lift=best_lift(candidates, vectors, is_cjk(parsed.model_text)))
+
+
+def best_lift(candidates: Candidates, vectors: VectorIndex, query_cjk: bool) -> float:
+    """The lift of the best match (search/confidence.py), against its own script family's
+    chunks when the vector leg looked at both families, else against every chunk.
+
+    Each family is measured against its own crowd: a bilingual knowledge base
+    mixes two cosine distributions, and the question's own-language chunks
+    all sit above the other language's, so a lift against the mixture would
+    call any same-language chunk a standout.
+    """
     query = candidates.query_vector
-    if scores and query is not None and len(query) == vectors.matrix.dim:
-        mean, cov = vectors.cosine_moments()
-        q = np.asarray(query, dtype=np.float64)
-        gain = lift(scores[0], float(q @ mean), float(q @ matvec(cov, q)), len(vectors))
-    return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
+    if query is None or len(query) != vectors.matrix.dim or not candidates.vector:
+        return math.inf
+    pools = candidates.pools
+    bests: list[tuple[float, bool | None]] = []
+    if pools is not None and pools.calibrate is not None:
+        same = [s for c, s in pools.base if c not in pools.other_in_base]
+        other = [s for c, s in pools.base if c in pools.other_in_base]
+        other += [s for _, s in pools.other_script[:1]]
+        bests += [(max(same), query_cjk)] if same else []
+        bests += [(max(other), not query_cjk)] if other else []
+    else:
+        bests.append((candidates.vector[0][1], None))
+    q = np.asarray(query, dtype=np.float64)
+    lifts = []
+    for best, cjk in bests:
+        found = vectors.moments(cjk)
+        lifts.append(lift(best, float(q @ found.mean), float(q @ matvec(found.cov, q)),
+                          found.population))
+    return max(lifts, default=math.inf)
 
 
 def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,

@@ -93,6 +93,15 @@ class _AnnView:
     pending: np.ndarray  # row positions not in the index, ascending
 
 
+@dataclass(frozen=True)
+class Moments:
+    """The resident vectors' mean and covariance (from a sample) and how many there are."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+    population: int
+
+
 class VectorIndex:
     def __init__(self, store: Store, settings: VectorsConfig | None = None,
                  ann_path: Path | None = None, model_id: str | None = None) -> None:
@@ -121,7 +130,7 @@ class VectorIndex:
         self._doc_slot = np.zeros(0, dtype=np.int32)
         self._cjk = np.zeros(0, dtype=bool)
         self._not_cjk = np.zeros(0, dtype=bool)
-        self._moments: tuple[int | None, dict[bool | None, tuple[np.ndarray, np.ndarray]]] | None = None
+        self._moments: tuple[int | None, dict[bool | None, Moments]] | None = None
         self._translations: tuple[int | None, dict[int, tuple[DocumentMeta, ...]]] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
@@ -287,6 +296,11 @@ class VectorIndex:
         return self.matrix.vectors(pos)
 
     def cosine_moments(self, cjk: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, covariance) of :meth:`moments`."""
+        found = self.moments(cjk)
+        return found.mean, found.cov
+
+    def moments(self, cjk: bool | None = None) -> Moments:
         """Mean vector and covariance of the resident vectors (search/confidence.py), of one
         script family's rows when ``cjk`` is given (search/language.py).
 
@@ -304,6 +318,7 @@ class VectorIndex:
                 return cached
             usable = self.embedded if cjk is None else self.embedded & self.script_mask(cjk)
             rows = np.flatnonzero(usable)
+            population = len(rows)
             if len(rows) > MOMENT_SAMPLE_ROWS:
                 rows = rows[np.linspace(0, len(rows) - 1, MOMENT_SAMPLE_ROWS).astype(np.int64)]
             dim = self.matrix.dim
@@ -314,8 +329,9 @@ class VectorIndex:
                 mean = sample.mean(axis=0)
                 centred = sample - mean
                 cov = centred.T @ centred / len(rows)
-            self._moments[1][cjk] = (mean, cov)
-            return mean, cov
+            found = Moments(mean, cov, population)
+            self._moments[1][cjk] = found
+            return found
 
     def translations_of(self, doc_id: int) -> tuple[DocumentMeta, ...]:
         """The other-language versions of a document (search/translations.py).

@@ -228,7 +228,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
                 "paths. low_confidence=true means 'the knowledge base probably does not answer "
                 "this'; low_confidence_reason says why (no_content_word, quote_not_found, "
-                "flat_top, legs_disagree).",
+                "legs_disagree).",
         schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}).")
