@@ -134,10 +134,11 @@ def category_of(query_id: str) -> str:
     return head if "-" in query_id and head in CATEGORIES else "other"
 
 
-def open_kb(spec: EvalSet, embedder: CachingEmbedder, search: dict[str, Any]) -> KnowledgeBase:
+def open_kb(spec: EvalSet, embedder: CachingEmbedder, search: dict[str, Any],
+            cache: Path = CACHE) -> KnowledgeBase:
     """The cached index of ``spec`` (built on first use) with ``[search]`` overrides."""
     digest = _tree_digest(spec.source)
-    folder = CACHE / f"{spec.name}-{digest}-{SOURCE_HASH}"
+    folder = cache / f"{spec.name}-{digest}-{SOURCE_HASH}"
     kb_path = folder / "kb"
     overrides = {**spec.overrides, "search": search} if search else dict(spec.overrides)
     if not (folder / "done").is_file():
@@ -286,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="JSON [search] overrides for the default variant (tuning)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--check", type=Path, default=None, help="baseline JSON to compare with")
+    parser.add_argument("--cache", type=Path, default=CACHE,
+                        help="where indexes and passage vectors are kept (default: %(default)s)")
     args = parser.parse_args(argv)
     available = eval_sets()
     wanted = (FAST_SETS if args.fast else
@@ -299,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(known: {', '.join(available)})", file=sys.stderr)
         return 2
     embedder = CachingEmbedder(get_embedder("multilingual-e5-small"),
-                               CACHE / "embeddings.npz")
+                               args.cache / "embeddings.npz")
     variants: dict[str, dict[str, Any]] = {
         "defaults": json.loads(args.search) if args.search else {}}
     if args.variants:
@@ -309,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for variant, search in variants.items():
         result["variants"][variant] = {}
         for name in wanted:
-            kb = open_kb(available[name], embedder, search)
+            kb = open_kb(available[name], embedder, search, args.cache)
             try:
                 result["variants"][variant][name] = run_set(kb, available[name])
             finally:

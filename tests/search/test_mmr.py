@@ -88,9 +88,15 @@ def test_pipeline_mmr_changes_membership_not_scores(dupes: Corpus) -> None:
     assert dupes.paths(plain) == ["dup.md"] * 3
     diverse = dupes.search("widget install", limit=3, mmr=True, mmr_lambda=0.3, fusion="rrf")
     assert dupes.paths(diverse).count("dup.md") < 3  # a near-duplicate made way
-    full = {h.chunk_id: h.score for h in dupes.search("widget install", limit=10, fusion="rrf").results}
+    def fused(hit):  # a hit MMR moved above a higher one shows that one's score (raw_score: its own)
+        return hit.score if hit.raw_score is None else hit.raw_score
+
+    full = {h.chunk_id: fused(h)
+            for h in dupes.search("widget install", limit=10, fusion="rrf").results}
     for hit in diverse.results:
-        assert hit.score == full[hit.chunk_id]
+        assert fused(hit) == full[hit.chunk_id]
+    shown = [h.score for h in diverse.results]
+    assert shown == sorted(shown, reverse=True)
     assert diverse.results[0].chunk_id == plain.results[0].chunk_id
 
 

@@ -58,8 +58,8 @@ VECTOR_WEIGHTS = (0.5, 0.7, 0.9)
 #: elsewhere they stay at their defaults.
 CROSS_LANGUAGE_OFFSETS = (0.0, 0.04, 0.08)
 CROSS_LANGUAGE_IMPUTATIONS = (0.0, 0.5, 1.0)
-IDLE_CROSS_LANGUAGE_OFFSET = 0.04
-IDLE_CROSS_LANGUAGE_IMPUTATION = 0.5
+IDLE_CROSS_LANGUAGE_OFFSET = 0.0
+IDLE_CROSS_LANGUAGE_IMPUTATION = 0.0
 #: The translation ratio (docs/search.md, "Translations"), swept at the default
 #: vector weight and cross-language settings; elsewhere it stays at its default.
 TRANSLATION_RATIOS = (0.0, 0.7, 0.85, 1.0)
