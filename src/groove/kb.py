@@ -417,6 +417,7 @@ class KnowledgeBase:
 
     def _answer(self, store: Store, request: SearchRequest, embedder: Embedder
                 ) -> SearchResponse:
+        from groove.search.notes import filter_notes
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
@@ -425,6 +426,8 @@ class KnowledgeBase:
                                         ann_path=self.db_path, model_id=store.meta().model_id)
         response = run_search(store=store, embedder=embedder, config=self.config,
                               request=request, vectors=self._vectors, scorer=self._scorer)
+        response.notes = filter_notes(request, declared=store.meta().declared_fields,
+                                      documents=self._vectors.documents)
         response.index = read_index_state(store, building=self.indexing,
                                           files=self._file_changes.current())
         return response

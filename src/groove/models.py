@@ -340,15 +340,20 @@ class SearchResponse:
     filter_applied: dict[str, Any]
     #: How complete the index answering was (omitted from JSON when not computed).
     index: IndexState | None = None
+    #: What the caller should know about the answer, one sentence each: a filter that
+    #: can match nothing (search/notes.py). Omitted from JSON when empty.
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "results": [h.to_json() for h in self.results],
             "low_confidence": self.low_confidence,
             "filter_applied": self.filter_applied,
         }
         if self.index is not None:
             out["index"] = self.index.to_json()
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
