@@ -209,3 +209,44 @@ def test_a_client_that_goes_away_ends_the_server_quietly(server_kb):
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_exclusions_empty_filters_and_document_spellings_over_stdio(server_kb):
+    """GrooveSeek v1.1 / v1.12 over a real client: excluded_terms echoed, a query of
+    exclusions only refused, a filter that can match nothing noted, a field with no value
+    refused, and a document path in a second spelling refused naming the canonical one."""
+    async def go() -> dict[str, Any]:
+        async with Client(params(server_kb)) as client:
+            calls = {
+                "excluded": ("search", {"query": "runtime -tokio -\"thread pool\""}),
+                "only_excluded": ("search", {"query": "-tokio"}),
+                "undeclared": ("search", {"query": "runtime", "fields": {"nosuch": ["x"]}}),
+                "no_value": ("search", {"query": "runtime", "fields": {"status": []}}),
+                "dot_slash": ("get_document", {"path": "./guides/rust/async.md"}),
+                "double_slash": ("get_document", {"path": "guides//rust/async.md"}),
+                "canonical": ("get_document", {"path": "guides/rust/async.md"}),
+            }
+            out = {key: await client.call_tool(name, args) for key, (name, args) in calls.items()}
+            try:
+                await client.read_resource("kb://doc/guides//setup.md")
+                out["uri"] = None
+            except MCPError as exc:
+                out["uri"] = str(exc)
+            return out
+
+    out = asyncio.run(go())
+    excluded = out["excluded"].structured_content
+    assert not out["excluded"].is_error
+    assert excluded["filter_applied"]["excluded_terms"] == ["tokio", "thread pool"]
+    refused = out["only_excluded"]
+    assert refused.is_error and "holds only exclusions" in refused.structured_content["error"]
+    undeclared = out["undeclared"].structured_content
+    assert undeclared["results"] == [] and undeclared["notes"] == [
+        "fields: 'nosuch' is not a declared field (no groove-schema.toml declares any field), "
+        "so no document can match it"]
+    assert out["no_value"].is_error and "'status' lists no value" in text_of(out["no_value"])
+    for key in ("dot_slash", "double_slash"):
+        assert out[key].is_error, key
+        assert "write 'guides/rust/async.md'" in out[key].structured_content["error"], key
+    assert not out["canonical"].is_error
+    assert out["uri"] and "write 'guides/setup.md'" in out["uri"]
