@@ -66,6 +66,7 @@ from groove.indexing.state import (
 )
 from groove.models import DocumentRow, IndexState, SearchResponse
 from groove.parsers import check_parsers
+from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.search.request import SearchRequest
 from groove.store.base import Store
 from groove.store.writer_lock import Holder, WriterLock
@@ -546,6 +547,7 @@ class KnowledgeBase:
             meta = store.meta()
             stats = store.stats()
             field_rows = store.field_row_count()
+            unparsed = len(store.tagged_paths(FRONTMATTER_UNPARSED_TAG))
         last = stats.last_indexed or meta.last_indexed
         writer = self.writer()
         return {
@@ -558,6 +560,7 @@ class KnowledgeBase:
             "context_mode": meta.context_mode or context_mode_name(False),
             "last_indexed": iso_time(last),
             "tags_unreadable": stats.tags_invalid,
+            "frontmatter_unparsed": unparsed,
             "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
             "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},

@@ -86,7 +86,8 @@ def test_bad_config_value_names_the_key(kb_dir, tmp_path, run):
 
 
 STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "dim", "context_mode",
-               "last_indexed", "tags_unreadable", "declared_fields", "declared_field_values",
+               "last_indexed", "tags_unreadable", "frontmatter_unparsed", "declared_fields",
+               "declared_field_values",
                "writer", "index"}
 INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
               "build_running", "last_change", "files_newer", "files_skipped"}

@@ -23,6 +23,7 @@ _LABELS = (
     ("index_path", "Index"),
     ("last_indexed", "Last indexed"),
     ("tags_unreadable", "Unreadable tags"),
+    ("frontmatter_unparsed", "Unparsed frontmatter"),
 )
 
 

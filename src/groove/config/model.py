@@ -243,6 +243,9 @@ class IndexConfig(_Section):
         DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (Markdown, text and code files)")
     max_decompressed_size: ByteSize = Field(
         DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (what one Office file may inflate to)")
+    fail_on_frontmatter_error: bool = Field(
+        False, description="true or false (true: `groove index` exits 1 after a run that met a "
+                           "frontmatter which does not parse)")
 
     def size_caps(self) -> dict[str, int | None]:
         """The three caps in bytes (None: unlimited), by key."""

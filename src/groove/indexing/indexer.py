@@ -61,6 +61,7 @@ from groove.models import (
 )
 from groove.parsers import get_parser_for
 from groove.parsers._zipguard import decompression_budget
+from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
 log = logging.getLogger("groove.indexing.indexer")
@@ -83,16 +84,20 @@ class IndexSummary:
     tokens_per_s: float = 0.0
     #: Documents whose input the embedding endpoint rejected (their vectors skipped).
     rejected: int = 0
+    #: Documents read in this run whose frontmatter does not parse (tagged frontmatter:unparsed).
+    frontmatter_unparsed: int = 0
     #: Set when the folder had no indexable file: why, and what to change.
     note: str | None = None
 
     def line(self) -> str:
         rate = (f", embedded {self.chunks_embedded} chunks at {self.tokens_per_s:.0f} tokens/s"
                 if self.chunks_embedded else "")
+        broken = (f", {self.frontmatter_unparsed} with a frontmatter that does not parse"
+                  if self.frontmatter_unparsed else "")
         return (
             f"indexed {self.indexed}, updated {self.updated}, renamed {self.renamed}, "
-            f"deleted {self.deleted}, skipped {self.skipped}, unchanged {self.unchanged} "
-            f"in {self.elapsed_s:.2f}s{rate}"
+            f"deleted {self.deleted}, skipped {self.skipped}, unchanged {self.unchanged}"
+            f"{broken} in {self.elapsed_s:.2f}s{rate}"
         )
 
     def to_json(self) -> dict[str, float | int | str | None]:
@@ -555,6 +560,8 @@ def _parse(run: _Run, rel_path: str, data: bytes) -> ParsedDocument | None:
         return None
     for warning in parsed.warnings:
         log.warning("%s: %s", rel_path, warning)
+    if FRONTMATTER_UNPARSED_TAG in parsed.tags:
+        run.summary.frontmatter_unparsed += 1
     return parsed
 
 
