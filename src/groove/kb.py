@@ -404,12 +404,14 @@ class KnowledgeBase:
         with self.reading() as store:
             with store.read_snapshot():
                 # Every call, not only at start: another process may have rebuilt the index
-                # with another model since (a remote model: the same name elsewhere counts as
-                # another). Answering on would query one model's vectors with the other's.
-                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                          self.db_path)
+                # with another model since. Answering on would query one model's vectors with
+                # the other's. (Where a remote model is served is not part of it; the
+                # dimension it gives is checked against the index's.)
+                meta = store.meta()
+                mismatch = model_mismatch(meta, embedder.model_id, self.db_path)
                 if mismatch is not None:
                     raise mismatch
+                embedder.expect_dim(meta.dim)
                 if store.fulltext_current():
                     return self._answer(store, request, embedder)
             self._repair_fulltext(store)  # writes: outside any read snapshot
