@@ -256,3 +256,14 @@ def test_a_folder_without_markdown_says_the_index_holds_no_documents(tmp_path, m
     assert "note: the index holds no documents: no file of the folder is one the enabled " \
            "parsers read" in result.stderr
     assert result.stdout == "no results\n"
+
+
+def test_a_malformed_toml_names_the_line_of_the_unclosed_value(kb_dir, tmp_path, run):
+    config = tmp_path / "broken.toml"
+    config.write_text(f'kb_path = "{kb_dir.as_posix()}"\n\n[parsers]\nenabled = ["md",\n'
+                      "# more to come\n")
+    result = run("status", "--config", str(config))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        f"error: {config}: malformed TOML: Invalid value (at end of document); the value "
+        'starting at line 4 (enabled = ["md",) is never closed')
