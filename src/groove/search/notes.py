@@ -41,13 +41,7 @@ def filter_notes(request: SearchRequest, *, declared: Sequence[str] | None,
             notes.append(f"{name}: {key!r} is not a declared field ({where}), so {effect}")
     if not documents:
         return notes
-    known = {
-        "category": {d.category for d in documents if d.category},
-        "topic": {d.topic for d in documents if d.topic},
-        "tags": {t for d in documents for t in d.tags},
-        "languages": {d.language for d in documents if d.language},
-    }
-    asked = {
+    asked: dict[str, list[str]] = {
         "category": [request.category] if request.category else [],
         "topic": [request.topic] if request.topic else [],
         "tags": [*(request.tags_any or ()), *(request.tags_all or ())],
@@ -55,10 +49,21 @@ def filter_notes(request: SearchRequest, *, declared: Sequence[str] | None,
     }
     for name, values in asked.items():
         for value in dict.fromkeys(values):
-            if value not in known[name]:
-                held = f"it holds {_listing(known[name])}" if known[name] else "it holds none"
-                notes.append(f"{name}: no indexed document has {value!r} ({held})")
+            # the usual case, a value some document has, stops at the first such document
+            if any(value in _values(name, d) for d in documents):
+                continue
+            known = {v for d in documents for v in _values(name, d)}
+            held = f"it holds {_listing(known)}" if known else "it holds none"
+            notes.append(f"{name}: no indexed document has {value!r} ({held})")
     return notes
+
+
+def _values(name: str, document: DocumentFields) -> tuple[str, ...]:
+    """What one document holds for a filter: its category, topic, tags or language."""
+    if name == "tags":
+        return tuple(document.tags)
+    value = getattr(document, "language" if name == "languages" else name)
+    return (value,) if value else ()
 
 
 def _listing(values: Iterable[str]) -> str:
