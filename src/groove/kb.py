@@ -392,7 +392,10 @@ class KnowledgeBase:
         if self.has_index():
             self._file_changes.start()  # counted beside the search, never on its thread
         if not self.has_index() and self.indexing:  # a build is creating the file right now
-            return SearchResponse(results=[], low_confidence=False, filter_applied={},
+            from groove.search.filters import filter_applied
+
+            return SearchResponse(results=[], low_confidence=False,
+                                  filter_applied=filter_applied(request),
                                   index=self.index_state(files=False))
         return self._search(request, self.embedder)
 

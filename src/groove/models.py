@@ -182,6 +182,9 @@ class DocumentRecord:
     binary_format: bool = False
     #: The code parser's language id (``python``, ``rust``...); None for prose.
     language: str | None = None
+    #: Whether the document is written in kana/kanji (search/language.py), judged on its
+    #: text; None when unknown (an index written before groove recorded it).
+    cjk: bool | None = None
     #: BY_SECTIONS or COARSE; kept as it was when a rename moves the document.
     chunking: str = BY_SECTIONS
     #: The values of the frontmatter keys the schema declares (docs/filters),
@@ -252,6 +255,8 @@ class DocumentMeta:
     tags: tuple[str, ...]
     binary_format: bool = False
     language: str | None = None
+    #: Written in kana/kanji (judged on the text at indexing); None: unknown, judge the title.
+    cjk: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -298,6 +303,10 @@ class Hit:
     scope: str | None = None
     line_start: int | None = None
     line_end: int | None = None
+    #: The score a later stage reordered this hit against (quotes first, the same-document
+    #: margin, translations, MMR): ``score`` is then capped at the score of the hit above it,
+    #: so scores never increase down the list, and this keeps the stage's own score.
+    raw_score: float | None = None
 
     def location(self) -> str:
         """``path:line`` for a source-code hit, the path alone otherwise."""
@@ -323,7 +332,7 @@ class Hit:
             out["expanded_from"] = self.expanded_from
         if self.uri is not None:
             out["uri"] = self.uri
-        for key in ("symbol_kind", "scope", "line_start", "line_end"):
+        for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -332,14 +341,17 @@ class Hit:
 
 @dataclass
 class SearchResponse:
-    """``low_confidence``: neither retriever's best document is among the other's first
-    three (or the full-text leg found nothing) — see docs/search.md, "low_confidence"."""
+    """``low_confidence``: the knowledge base probably does not answer the question, for the
+    reason ``low_confidence_reason`` names — see docs/search.md, "low_confidence"."""
 
     results: list[Hit]
     low_confidence: bool
     filter_applied: dict[str, Any]
     #: How complete the index answering was (omitted from JSON when not computed).
     index: IndexState | None = None
+    #: Why ``low_confidence`` is set: a code of ``search.confidence.REASONS`` (omitted from
+    #: JSON when the flag is down).
+    low_confidence_reason: str | None = None
     #: What the caller should know about the answer, one sentence each: a filter that
     #: can match nothing (search/notes.py). Omitted from JSON when empty.
     notes: list[str] = field(default_factory=list)
@@ -350,6 +362,11 @@ class SearchResponse:
             "low_confidence": self.low_confidence,
             "filter_applied": self.filter_applied,
         }
+        if self.low_confidence and self.low_confidence_reason is not None:
+            from groove.search.confidence import REASONS
+
+            out["low_confidence_reason"] = self.low_confidence_reason
+            out["low_confidence_note"] = REASONS.get(self.low_confidence_reason, "")
         if self.index is not None:
             out["index"] = self.index.to_json()
         if self.notes:

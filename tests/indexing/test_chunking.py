@@ -471,3 +471,18 @@ def test_real_tokenizer_bounds_change_no_chunk_of_the_fixture_kb(embedder):
         assert all(b.token_count in (None, a.token_count) for a, b in zip(exact, lazy, strict=True))
         deferred += sum(c.token_count is None for c in lazy)
     assert deferred  # the bounds did settle some sections
+
+
+_PIECES = st.lists(st.sampled_from(["A real paragraph about slices.", '<a id="slices"></a>', "---",
+                                    "![figure](f.svg)", "Another paragraph, with words."]),
+                   max_size=8)
+
+
+@given(_PIECES)
+def test_a_wordless_piece_of_a_split_section_never_stands_alone(pieces: list[str]) -> None:
+    from groove.indexing.chunking import STUB_JOINER, fold_wordless_pieces
+
+    folded = fold_wordless_pieces(pieces)
+    assert STUB_JOINER.join(folded) == STUB_JOINER.join(pieces)  # nothing lost, order kept
+    if any(not is_link_or_metadata_only(p) for p in pieces):
+        assert all(not is_link_or_metadata_only(p) for p in folded)

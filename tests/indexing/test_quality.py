@@ -81,3 +81,24 @@ def test_normalising_drops_exactly_whitespace_punctuation_and_symbols(text):
     folded = unicodedata.normalize("NFKC", text).casefold()
     assert _normalise(text) == "".join(
         ch for ch in folded if not (ch.isspace() or unicodedata.category(ch)[0] in "PS"))
+
+
+@pytest.mark.parametrize("body", [
+    '<a id="string-literals-are-slices"></a>',
+    "---",
+    "![diagram of the stack](img/stack.svg)",
+    '<img src="trpl04-01.svg" class="center" />\n\n<br/>',
+    "* * *",
+])
+def test_a_body_of_anchors_images_and_rules_has_no_words_of_its_own(body: str) -> None:
+    from groove.indexing.quality import is_link_or_metadata_only
+
+    assert is_link_or_metadata_only(body)
+
+
+@pytest.mark.parametrize("body", ["A <b>bold</b> claim about slices.", "x < y and y > z means less",
+                                  "| a | b |\n|---|---|\n| 1 | 2 |"])
+def test_words_around_markup_are_still_words(body: str) -> None:
+    from groove.indexing.quality import is_link_or_metadata_only
+
+    assert not is_link_or_metadata_only(body)

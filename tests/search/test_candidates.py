@@ -6,6 +6,7 @@ import sys
 from itertools import pairwise
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from searchkit import Sec, unit
@@ -111,13 +112,83 @@ def test_the_other_script_pool_joins_above_the_ordinary_floor_only(corpus_factor
     query = unit((0, 1.0))
     allowed = np.ones(len(vectors), dtype=bool)
     plain = dict(vectors.top_n(query, 2, allowed))
-    leg = dict(bilingual_vector_leg(query, vectors, allowed, 2, query_cjk=False, offset=0.05))
+    leg = dict(bilingual_vector_leg(query, vectors, allowed, 2, query_cjk=False,
+                                    calibrate=lambda cosine: cosine + 0.05))
     assert set(plain) <= set(leg)
     assert all(leg[c] == plain[c] for c in plain)  # English members keep their cosines
     floor = min(plain.values())
     joined = set(leg) - set(plain)
     assert joined and all(leg[c] >= floor for c in joined)
     assert len(leg) <= 4
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.floats(0, 1), st.booleans()), min_size=1,
+                max_size=25, unique_by=lambda t: t[0]),
+       st.lists(st.tuples(st.integers(41, 80), st.floats(0, 1)), max_size=10,
+                unique_by=lambda t: t[0]),
+       st.floats(0.5, 2.0), st.floats(-0.5, 0.5), st.booleans())
+def test_across_languages_keeps_the_floor_and_under_an_own_match_the_top(base, extra, scale,
+                                                                          shift, own_match):
+    """Calibrated other-script chunks join only at or above the ordinary pool's floor, same-
+    script members keep their cosines, and with an own-language match nothing from the other
+    script scores above the ordinary pool's best."""
+    from groove.search.candidates import ScriptCalibration, VectorPools, across_languages
+
+    ranked = sorted(((c, s) for c, s, _ in base), key=lambda t: (-t[1], t[0]))
+    other = frozenset(c for c, _, foreign in base if foreign)
+    extra_ranked = sorted(extra, key=lambda t: (-t[1], t[0]))
+    pools = VectorPools(ranked, extra_ranked, other, ScriptCalibration(scale, shift))
+    leg = dict(across_languages(pools, own_match=own_match))
+    floor, top = ranked[-1][1], ranked[0][1]
+    for chunk_id, score in ranked:
+        if chunk_id not in other:
+            assert leg[chunk_id] == score
+    for chunk_id, score in leg.items():
+        if chunk_id in other or chunk_id > 40:
+            if chunk_id > 40:
+                assert score >= floor
+            if own_match:
+                assert score <= top
+    assert across_languages(VectorPools(ranked), own_match=False) == ranked
+
+
+def test_script_calibration_matches_the_families_distributions(corpus_factory) -> None:
+    """Read on the question's scale, the other family's cosines have the own family's mean."""
+    from searchkit import FixedQueryEmbedder, Sec, unit
+
+    from groove.search.candidates import MIN_FAMILY_ROWS, script_calibration
+
+    corpus = corpus_factory(FixedQueryEmbedder(unit((0, 1.0))))
+    for i in range(MIN_FAMILY_ROWS):
+        corpus.add(f"en{i}.md", [Sec(f"english note {i} with enough words",
+                                     vector=unit((0, 1.0), (1 + i % 5, 0.5 + 0.05 * i)))])
+        corpus.add(f"ja{i}.md", [Sec(f"日本語のノート{i}、十分な長さの本文です。",
+                                     vector=unit((0, 0.6), (7 + i % 5, 0.5 + 0.05 * i)))],
+                   title=f"日本語のノート{i}")
+    corpus.search("anything", limit=1)  # loads the resident vectors
+    vectors = corpus._vectors
+    query = unit((0, 1.0))
+    calibrate = script_calibration(query, vectors, query_cjk=False)
+    assert calibrate is not None and calibrate.scale > 0
+    rows = vectors.vectors_for([int(i) for i in vectors.ids]).astype(np.float64)
+    cos = rows @ query.astype(np.float64)
+    ja = vectors.script_mask(True)
+    mapped = np.array([calibrate(c) for c in cos[ja]])
+    assert mapped.mean() == pytest.approx(cos[~ja].mean(), abs=1e-6)
+
+
+def test_a_family_too_small_for_a_distribution_gets_no_calibration(corpus_factory) -> None:
+    from searchkit import FixedQueryEmbedder, Sec, unit
+
+    from groove.search.candidates import script_calibration
+
+    query = unit((0, 1.0))
+    small = corpus_factory(FixedQueryEmbedder(query))
+    small.add("ja.md", [Sec("日本語のノート、十分な長さの本文です。", vector=unit((0, 1.0)))],
+              title="日本語のノート")
+    small.add("en.md", [Sec("english note with enough words", vector=unit((0, 1.0)))])
+    small.search("anything", limit=1)
+    assert script_calibration(query, small._vectors, query_cjk=False) is None
 
 
 # --- the full-text leg under a filter ------------------------------------------------------
@@ -246,7 +317,8 @@ def test_bilingual_leg_equals_two_separate_exact_scans(case):
     cjk = np.asarray(japanese, dtype=bool)
     allowed = np.asarray(allowed_list, dtype=bool)
     query = np.asarray(query_list, dtype=np.float32)
-    got = bilingual_vector_leg(query, index, allowed, n, query_cjk=query_cjk, offset=offset)
+    shift = (lambda cosine: cosine + offset) if offset > 0 else None
+    got = bilingual_vector_leg(query, index, allowed, n, query_cjk=query_cjk, calibrate=shift)
     assert got == _reference_bilingual(ids, matrix, embedded, cjk, query, n, allowed,
                                        query_cjk, offset)
     masks = (allowed, ~allowed, np.ones(len(rows), dtype=bool))

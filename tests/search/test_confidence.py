@@ -1,5 +1,5 @@
-"""low_confidence (docs/search.md): a flat top, or disagreeing legs with a weak lift over the
-KB's own cosine distribution; no content word or an unmet quote; 0 disables; the per-call
+"""low_confidence (docs/search.md): disagreeing legs with a weak lift over the KB's own cosine
+distribution; no content word or an unmet quote, each with its reason; 0 disables; the per-call
 override (non-finite → server value, negative → 0); hand-computed cases, the rules as
 properties, and pipeline cases where the KB does and does not hold the answer."""
 
@@ -16,13 +16,13 @@ from searchkit import Corpus, Sec, unit
 from groove.search.confidence import (
     AGREEMENT_DEPTH,
     LIFT_FLOOR,
-    TOP_GAP_FLOOR,
+    REASONS,
     Evidence,
     first_documents,
     is_low_confidence,
     legs_disagree,
     lift,
-    top_gap,
+    low_confidence_reason,
     weak_evidence,
 )
 
@@ -44,11 +44,11 @@ def test_the_rule(vector: list[int], fts: list[int], low: bool) -> None:
     assert legs_disagree(vector, fts) is low
 
 
-STRONG = Evidence(legs_disagree=False, top_gap=0.05, lift=2.0)
+STRONG = Evidence(legs_disagree=False, lift=2.0)
 
 
 def test_ratio_zero_disables_and_every_reason_flags() -> None:
-    weak = Evidence(legs_disagree=True, top_gap=0.05, lift=0.5)
+    weak = Evidence(legs_disagree=True, lift=0.5)
     assert is_low_confidence(weak, ratio=1.5) is True
     assert is_low_confidence(weak, ratio=0.0) is False
     assert is_low_confidence(STRONG, ratio=1.5) is False
@@ -57,15 +57,29 @@ def test_ratio_zero_disables_and_every_reason_flags() -> None:
     assert is_low_confidence(STRONG, ratio=0.0, has_content=False, quotes_met=False) is False
 
 
-@given(st.booleans(), st.floats(0, 1), st.floats(-5, 5))
-def test_weak_evidence_is_a_flat_top_or_disagreement_with_a_weak_lift(dis, gap, gain) -> None:
-    expected = gap < TOP_GAP_FLOOR or (dis and gain < LIFT_FLOOR)
-    assert weak_evidence(Evidence(legs_disagree=dis, top_gap=gap, lift=gain)) is expected
+@given(st.booleans(), st.floats(-5, 5))
+def test_weak_evidence_is_disagreement_with_a_weak_lift(dis, gain) -> None:
+    expected = "legs_disagree" if dis and gain < LIFT_FLOOR else None
+    assert weak_evidence(Evidence(legs_disagree=dis, lift=gain)) == expected
 
 
-def test_top_gap_and_lift_by_hand() -> None:
-    assert top_gap([0.9, 0.8, 0.7], rank=3) == pytest.approx(0.2)
-    assert top_gap([0.9, 0.8], rank=3) == math.inf  # too few candidates to call the top flat
+@given(st.booleans(), st.floats(-5, 5), st.booleans(), st.booleans(), st.floats(-2, 2))
+def test_the_reason_given_is_true_of_the_answer(dis, gain, content, quotes, ratio) -> None:
+    """The reason named always holds for the evidence it is attached to, and agreeing legs
+    are never told that they point at different documents."""
+    evidence = Evidence(legs_disagree=dis, lift=gain)
+    reason = low_confidence_reason(evidence, ratio=ratio, has_content=content, quotes_met=quotes)
+    assert (reason is not None) is is_low_confidence(evidence, ratio=ratio, has_content=content,
+                                                     quotes_met=quotes)
+    if reason is None:
+        return
+    assert reason in REASONS and ratio > 0
+    assert {"no_content_word": not content,
+            "quote_not_found": content and not quotes,
+            "legs_disagree": content and quotes and dis and gain < LIFT_FLOOR}[reason]
+
+
+def test_lift_by_hand() -> None:
     assert lift(0.9, 0.7, 0.01, 100) == pytest.approx(2.0 / math.sqrt(2 * math.log(100)))
     assert lift(0.9, 0.7, 0.0, 100) == math.inf
     assert lift(0.9, 0.7, 0.01, 1) == math.inf
@@ -108,6 +122,21 @@ def test_agreeing_legs_are_confident_and_disagreeing_ones_are_not(split: Corpus)
     assert split.search("ocean tides", limit=3).low_confidence is False
     # The words only find compost notes while the vector still points at tides.md.
     assert split.search("compost worms", limit=3).low_confidence is True
+
+
+def test_the_reason_is_given_and_true(split: Corpus) -> None:
+    flagged = split.search("compost worms", limit=3)
+    assert flagged.low_confidence_reason == "legs_disagree"
+    body = flagged.to_json()
+    assert body["low_confidence_reason"] == "legs_disagree"
+    assert "different documents" in body["low_confidence_note"]
+    quoted = split.search('"tidal bore" ocean tides', limit=3)
+    assert quoted.low_confidence_reason == "quote_not_found"
+    agreed = split.search("ocean tides", limit=3)
+    # both legs put tides.md first: whatever else is said, "different documents" is not
+    assert agreed.results[0].path == "tides.md"
+    assert agreed.low_confidence_reason != "legs_disagree"
+    assert "low_confidence_reason" not in agreed.to_json()
 
 
 def test_overrides_and_the_server_setting(split: Corpus) -> None:

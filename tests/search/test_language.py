@@ -48,3 +48,14 @@ def test_a_question_in_words_is_prose_and_a_term_lookup_is_not() -> None:
 @given(st.text(), st.text())
 def test_more_text_never_has_fewer_prose_words(a: str, b: str) -> None:
     assert prose_words(a + " " + b) >= prose_words(a)
+
+
+def test_a_documents_script_is_judged_on_its_text_not_its_file_name() -> None:
+    from groove.search.language import SCRIPT_SAMPLE_CHARS, document_is_cjk
+
+    assert document_is_cjk("ch16 01 threads", ["スレッドを使用して、コードを同時に走らせる。",
+                                               "```rust\nlet handle = thread::spawn(|| {});\n```"])
+    assert not document_is_cjk("スレッド", ["Threads let a program run code at the same time, "
+                                          "and this chapter shows how."])
+    # only the first SCRIPT_SAMPLE_CHARS characters are read
+    assert not document_is_cjk("notes", ["x" * SCRIPT_SAMPLE_CHARS, "日本語" * 10_000])

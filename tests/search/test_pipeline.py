@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from searchkit import Corpus, Sec, unit
 
 from groove.search.request import SearchRequest
@@ -234,3 +236,38 @@ def test_kb_search_filters_and_shape(bilingual_kb) -> None:
     assert [h["path"] for h in body["results"]] == ["security/api-keys.md"]
     assert body["results"][0]["title"] == "Rotating API credentials"
     assert body["results"][0]["match_spans"]
+
+
+# --- scores in rank order ------------------------------------------------------------
+
+
+def _hits(scores: list[float]) -> list:
+    from groove.models import Hit
+
+    return [Hit(chunk_id=i, score=s, path=f"d{i}.md", title="t", heading=None, level=None,
+                category=None, topic=None, date=None, tags=[], content="x")
+            for i, s in enumerate(scores)]
+
+
+@given(st.lists(st.floats(min_value=-10, max_value=10, allow_nan=False), max_size=30))
+def test_shown_scores_never_increase_down_the_list(scores: list[float]) -> None:
+    from groove.search.pipeline import scores_in_rank_order
+
+    hits = _hits(scores)
+    scores_in_rank_order(hits)
+    assert [h.chunk_id for h in hits] == list(range(len(scores)))  # the order is the answer
+    shown = [h.score for h in hits]
+    assert shown == sorted(shown, reverse=True)
+    for hit, original in zip(hits, scores, strict=True):
+        # a capped hit keeps its stage's score beside the shown one; the others are untouched
+        assert (hit.raw_score == original) if hit.raw_score is not None else hit.score == original
+        assert hit.score <= original
+
+
+def test_reordered_scores_are_capped_in_the_json() -> None:
+    from groove.search.pipeline import scores_in_rank_order
+
+    hits = _hits([0.8, 0.41, 0.49])
+    scores_in_rank_order(hits)
+    assert [h.to_json()["score"] for h in hits] == [0.8, 0.41, 0.41]
+    assert "raw_score" not in hits[1].to_json() and hits[2].to_json()["raw_score"] == 0.49

@@ -442,6 +442,27 @@ def test_a_version_3_index_gains_the_code_columns_and_keeps_its_chunks(
     s.close()
 
 
+def test_a_version_5_index_learns_each_documents_script_from_its_chunks(
+    store: SQLiteStore, db: Path
+) -> None:
+    """Schema 6: the script a document is written in is judged on its text, so a Japanese
+    chapter titled by its file name still counts as Japanese after the upgrade."""
+    store.write_document(record("ch16-01-threads.md"), chunks("スレッドを使用してコードを同時に走らせる"),
+                         vecs(1))
+    store.write_document(record("notes.md"), chunks("threads run code at the same time"), vecs(1))
+    store.close()
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE documents DROP COLUMN cjk")
+    conn.execute("UPDATE index_meta SET value = '5' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    s = open_store(db)
+    assert s.meta().schema_version == sqlite_mod.SCHEMA_VERSION
+    script = {d.path: d.cjk for d in s.chunk_columns().documents}
+    assert script == {"ch16-01-threads.md": True, "notes.md": False}
+    s.close()
+
+
 def test_failed_migration_rolls_back(
     store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

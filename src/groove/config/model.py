@@ -196,12 +196,15 @@ class FusionConfig(_Section):
     bm25_heading_weight: float = Field(2.0, ge=0.0, description="a number >= 0")
     bm25_context_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
     bm25_content_weight: float = Field(1.0, ge=0.0, description="a number >= 0")
+    cross_language: bool = Field(
+        True, description="true or false (other-language chunks compete on their meaning, "
+                          "their cosines read on the question's language's scale)")
     cross_language_imputation: float = Field(
-        0.5, ge=0.0, le=1.0,
+        0.0, ge=0.0, le=1.0,
         description="a number in [0, 1] (an other-script chunk's full-text score is this times "
                     "its normalised vector score cubed; 0: off)")
     cross_language_offset: float = Field(
-        0.04, ge=0.0, le=0.5,
+        0.0, ge=0.0, le=0.5,
         description="a number in [0, 0.5] (cosine added to chunks in the other script; 0: off)")
     translation_ratio: float = Field(
         0.85, ge=0.0, le=1.0,

@@ -181,7 +181,7 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
         if max_chunks is not None and len(chunks) >= max_chunks:
             break
         context = breadcrumb(doc.title, section.ancestry, section.heading)
-        for piece in split_to_fit(content, limit, counts):
+        for piece in fold_wordless_pieces(split_to_fit(content, limit, counts)):
             chunks.append(Chunk(
                 chunk_index=len(chunks),
                 heading=section.heading,
@@ -193,6 +193,21 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
                 ancestry=section.ancestry,
             ))
     return chunks if max_chunks is None else chunks[:max_chunks]
+
+
+def fold_wordless_pieces(pieces: list[str]) -> list[str]:
+    """``pieces`` with each piece that has no words of its own (an HTML anchor, an image, a
+    rule: :func:`is_link_or_metadata_only`) joined to the piece before it (the first to the
+    one after), so a long section's split never leaves one standing alone to rank."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and is_link_or_metadata_only(piece):
+            out[-1] = STUB_JOINER.join([out[-1], piece])
+        elif len(out) == 1 and is_link_or_metadata_only(out[0]):
+            out[0] = STUB_JOINER.join([out[0], piece])
+        else:
+            out.append(piece)
+    return out
 
 
 def _pack_lines(lines: list[tuple[Section, str]], budget: int

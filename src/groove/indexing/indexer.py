@@ -62,6 +62,7 @@ from groove.models import (
 from groove.parsers import get_parser_for
 from groove.parsers._zipguard import decompression_budget
 from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
+from groove.search.language import document_is_cjk
 from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
 log = logging.getLogger("groove.indexing.indexer")
@@ -612,6 +613,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         binary_format=parsed.binary_format,
         fields=_declared_values(run, rel_path, parsed),
         language=parsed.outline.language if parsed.outline is not None else None,
+        cjk=document_is_cjk(parsed.title, (s.body for s in parsed.sections)),
     )
 
 

@@ -80,14 +80,21 @@ _DATE = re.compile(
 )
 #: A line prefix that carries no words: blockquote, list and emphasis markers.
 _LINE_MARKUP = re.compile(r"^[\s>*+\-#|]*(?:\d+[.)]\s+)?")
+#: An HTML tag (``<a id="slices"></a>``, ``<br/>``, ``<img src=...>``) or comment: markup,
+#: not words, so a line of anchors reads as bare as a line of links.
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+#: A horizontal rule or a table's delimiter row: ``---``, ``***``, ``___``, ``|:--|--:|``.
+_RULE = re.compile(r"^\s*(?:[-*_=]\s*){3,}$|^\s*\|?(?:\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
 #: ``label: value`` with a short label (at most 4 words or 12 CJK characters).
 _METADATA_LINE = re.compile(r"^[*_]*[^\s:：][^:：]{0,30}?[*_]*\s*[:：]\s*(?P<value>.*)$")
 METADATA_VALUE_MAX_CHARS = 40
 
 
 def _is_bare_line(line: str) -> bool:
-    """True when ``line`` holds no prose: markup, links, URLs and dates only."""
-    rest = _DATE.sub(" ", _URL.sub(" ", _MD_LINK.sub(" ", line)))
+    """True when ``line`` holds no prose: markup, HTML tags, rules, links, URLs and dates only."""
+    if _RULE.match(line):
+        return True
+    rest = _DATE.sub(" ", _URL.sub(" ", _MD_LINK.sub(" ", _HTML_TAG.sub(" ", line))))
     return not any(ch.isalnum() for ch in _LINE_MARKUP.sub("", rest))
 
 

@@ -18,7 +18,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from groove.embedders.base import Embedder
 from groove.search.fusion import best_first
 from groove.search.language import is_cjk, is_prose
 from groove.search.query import ParsedQuery
+from groove.search.resident import matvec
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
 
@@ -47,6 +48,8 @@ class Candidates:
     allowed: np.ndarray | None = None
     #: The chunks holding one of the question's exclusions (asked per chunk), if any.
     exclusions: Exclusions | None = None
+    #: The vector leg's pools before the cross-language decision (raw cosines).
+    pools: VectorPools | None = None
 
     def may_return(self, vectors: VectorIndex, ids: Sequence[int]) -> list[bool]:
         """Per chunk id: allowed by the filters and holding no exclusion."""
@@ -149,38 +152,134 @@ def vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
     return _surviving(lambda k: rank(k, (allowed,)), n, exclusions)[0]
 
 
-def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
-                         n: int, *, query_cjk: bool, offset: float,
-                         exclusions: Exclusions | None = None) -> list[tuple[int, float]]:
-    """The vector leg with the model's language gap taken out (docs/search.md).
+@dataclass(frozen=True)
+class ScriptCalibration:
+    """An other-script cosine ``c`` read on the question's own script's scale:
+    ``shift + scale · c`` (docs/search.md, "Across languages")."""
 
-    The ordinary best ``n`` chunks are found first; every member written in
-    the other script family than the question gets ``offset`` added to its
-    cosine. The best ``n`` chunks of the other script family are then found on
-    their own (so an other-language answer is a candidate even when dozens of
-    same-language chunks outscore it), and each that reaches the ordinary
-    pool's lowest score after the offset joins the pool. The pool's floor is
-    therefore unchanged, and so is the normalised score of every same-script
-    chunk below the top; the leg holds at most ``2n`` chunks. Ties are broken
-    by chunk id, as in :meth:`VectorIndex.top_n`.
+    scale: float
+    shift: float
+
+    def __call__(self, cosine: float) -> float:
+        return self.shift + self.scale * cosine
+
+
+#: A script family's own cosine spread counts as much as this many chunks of the whole
+#: knowledge base's: a small family's spread is read mostly on the whole's (its own is
+#: noise), one of hundreds on its own.
+PRIOR_ROWS = 50
+#: With fewer embedded chunks than this in either family there is no distribution to read a
+#: cosine on: no calibration, the other language's chunks compete on their raw cosines.
+MIN_FAMILY_ROWS = 20
+
+
+def script_calibration(query_vec: np.ndarray, vectors: VectorIndex, query_cjk: bool
+                       ) -> ScriptCalibration | None:
+    """The map that gives other-script cosines the question's own script's distribution.
+
+    The model scores every passage in the question's language higher than
+    one in another language, relevant or not (by 0.02-0.06 cosine with
+    multilingual-e5-small), and how much depends on the question. Against
+    each script family's own chunks the question's cosine has mean ``q·μ``
+    and standard deviation ``sqrt(qᵀΣq)`` (the families' moments, computed
+    once per index generation: :meth:`VectorIndex.moments`); matching the
+    other family's mean and deviation to the own family's puts an
+    other-language chunk as far above its crowd as a same-language chunk must
+    be above its own to score the same. Each family's variance is shrunk
+    towards the whole knowledge base's by :data:`PRIOR_ROWS`. Nothing is
+    fitted to a question set: the map is this question's against this
+    knowledge base. None when a family has fewer than :data:`MIN_FAMILY_ROWS`
+    embedded chunks.
     """
-    if offset <= 0.0:
-        return vector_leg(query_vec, vectors, allowed, n, exclusions)
-    # One pass over the matrix serves both masks (VectorIndex.top_n_each).
+    q = np.asarray(query_vec, dtype=np.float64)
+    whole = vectors.moments(None)
+    families = [vectors.moments(query_cjk), vectors.moments(not query_cjk)]
+    if any(f.population < MIN_FAMILY_ROWS or len(f.mean) != len(q) for f in families):
+        return None
+    prior_var = float(q @ matvec(whole.cov, q))
+    read = []
+    for family in families:
+        weight = family.population / (family.population + PRIOR_ROWS)
+        mean = float(q @ family.mean)
+        var = weight * float(q @ matvec(family.cov, q)) + (1.0 - weight) * prior_var
+        read.append((mean, var))
+    (own_mean, own_var), (other_mean, other_var) = read
+    if own_var <= 0.0 or other_var <= 0.0:
+        return None
+    scale = math.sqrt(own_var / other_var)
+    return ScriptCalibration(scale=scale, shift=own_mean - scale * other_mean)
+
+
+@dataclass(frozen=True)
+class VectorPools:
+    """The vector leg before the cross-language decision (:func:`across_languages`)."""
+
+    #: The ordinary best ``n`` chunks, raw cosines, best first.
+    base: list[tuple[int, float]]
+    #: The best ``n`` chunks of the other script family than the question (raw cosines).
+    other_script: list[tuple[int, float]] = field(default_factory=list)
+    #: Members of ``base`` written in the other script family.
+    other_in_base: frozenset[int] = frozenset()
+    calibrate: Callable[[float], float] | None = None
+
+
+def vector_pools(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray, n: int, *,
+                 query_cjk: bool, calibrate: Callable[[float], float] | None,
+                 exclusions: Exclusions | None = None) -> VectorPools:
+    """The ordinary best ``n`` chunks and, with ``calibrate``, the other script's best ``n``.
+
+    The other script family's best are found on their own (so an
+    other-language answer is a candidate even when dozens of same-language
+    chunks outscore it); one pass over the matrix serves both masks
+    (:meth:`VectorIndex.ranker`).
+    """
+    if calibrate is None:
+        return VectorPools(vector_leg(query_vec, vectors, allowed, n, exclusions))
     masks = (allowed, vectors.narrowed_to_script(allowed, not query_cjk))
     rank = vectors.ranker(query_vec)
     base, other_script = _surviving(lambda k: rank(k, masks), n, exclusions)
-    if not base:
-        return base
-    floor = base[-1][1]
     ids = [chunk_id for chunk_id, _ in base]
-    other = dict.fromkeys(c for c, same in zip(ids, vectors.in_script(ids, query_cjk), strict=True)
-                          if not same)
-    merged = {c: score + (offset if c in other else 0.0) for c, score in base}
-    for chunk_id, score in other_script:
-        if score + offset >= floor:
-            merged[chunk_id] = score + offset
+    other = frozenset(c for c, same in zip(ids, vectors.in_script(ids, query_cjk), strict=True)
+                      if not same)
+    return VectorPools(base, other_script, other, calibrate)
+
+
+def across_languages(pools: VectorPools, *, own_match: bool) -> list[tuple[int, float]]:
+    """The vector leg with the model's language gap taken out (docs/search.md, "Across
+    languages"), below the question's own language's match when it has a strong one.
+
+    Every member of the ordinary pool written in the other script has its
+    cosine read on the question's script's scale (``pools.calibrate``), and
+    each of the other script's best that reaches the ordinary pool's lowest
+    score after calibration joins the pool. The pool's floor is therefore
+    unchanged, and so is the normalised score of every same-script chunk below
+    the top; the leg holds at most ``2n`` chunks.
+
+    ``own_match``: the two legs put the same document first, so the
+    question's words and its meaning agree on where the answer is. Then no
+    other-script chunk scores above the ordinary pool's best: it can join the
+    first results, never displace that match (which also holds the full-text
+    leg's best). Ties are broken by chunk id, as in :meth:`VectorIndex.top_n`.
+    """
+    calibrate, base = pools.calibrate, pools.base
+    if calibrate is None or not base:
+        return base
+    floor, ceiling = base[-1][1], base[0][1] if own_match else math.inf
+    merged = {c: min(calibrate(score), ceiling) if c in pools.other_in_base else score
+              for c, score in base}
+    for chunk_id, score in pools.other_script:
+        if calibrate(score) >= floor:
+            merged[chunk_id] = min(calibrate(score), ceiling)
     return best_first(merged)
+
+
+def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
+                         n: int, *, query_cjk: bool, calibrate: Callable[[float], float] | None,
+                         exclusions: Exclusions | None = None) -> list[tuple[int, float]]:
+    """:func:`vector_pools` then :func:`across_languages` with no strong own-language match."""
+    pools = vector_pools(query_vec, vectors, allowed, n, query_cjk=query_cjk,
+                         calibrate=calibrate, exclusions=exclusions)
+    return across_languages(pools, own_match=False)
 
 
 def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, float]]],
@@ -267,16 +366,23 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     fusion = config.search.fusion
     query_cjk = is_cjk(parsed.model_text)
     prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help
-    offset = fusion.cross_language_offset if prose else 0.0
     exclusions = exclusions_of(store, parsed)
 
-    def rank(qv: np.ndarray) -> Found:
-        return bilingual_vector_leg(qv, vectors, base_mask, n, query_cjk=query_cjk,
-                                    offset=offset, exclusions=exclusions)
+    def calibration(qv: np.ndarray) -> Callable[[float], float] | None:
+        if not prose:  # a term lookup gets no cross-language help
+            return None
+        if fusion.cross_language_offset > 0.0:  # the fixed offset of earlier versions
+            offset = fusion.cross_language_offset
+            return lambda cosine: cosine + offset
+        return script_calibration(qv, vectors, query_cjk) if fusion.cross_language else None
+
+    def rank(qv: np.ndarray) -> VectorPools:
+        return vector_pools(qv, vectors, base_mask, n, query_cjk=query_cjk,
+                            calibrate=calibration(qv), exclusions=exclusions)
 
     started = threading.Event()
 
-    def embed_and_rank() -> tuple[np.ndarray, Found | None]:
+    def embed_and_rank() -> tuple[np.ndarray, VectorPools | None]:
         # The vector leg follows the embedding on the pool thread, so when the
         # full-text leg is the slower one it is done by the time that ends;
         # unless an exclusion must ask the store, which is the calling thread's.
@@ -290,12 +396,22 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     if exclusions is not None and not side.done():
         exclusions.look_ahead()
     qv, ranked = side.result()
-    vector = ranked if ranked is not None else rank(qv)
+    pools = ranked if ranked is not None else rank(qv)
+    vector = across_languages(pools, own_match=same_first_document(vectors, pools.base, fts))
     foreign = (foreign_candidates(vectors, (vector, fts), query_cjk)
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
                       vectorless=vectorless_candidates(vectors, fts), query_vector=qv,
-                      allowed=base_mask, exclusions=exclusions)
+                      allowed=base_mask, exclusions=exclusions, pools=pools)
+
+
+def same_first_document(vectors: VectorIndex, vector: Sequence[tuple[int, float]],
+                        fts: Sequence[tuple[int, float]]) -> bool:
+    """Whether both legs put the same document first."""
+    if not vector or not fts:
+        return False
+    first = vectors.doc_ids_for([vector[0][0], fts[0][0]])
+    return first[0] == first[1]
 
 
 def vectorless_candidates(vectors: VectorIndex, fts: Sequence[tuple[int, float]]

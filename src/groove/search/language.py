@@ -23,16 +23,17 @@ lookup of a few terms (``Retry-After header``, ``02:00 UTC``, ``3007 が返っ�
 is matched in the terms' own language, and on GrooveSeek's evaluation set the
 help moved such lookups off rank 1.
 
-A document's script is the script of its **title** (the frontmatter title,
-else the first heading, else the file name): it is held once per document,
-so the per-script mask the vector leg needs costs nothing per query beyond a
-numpy lookup. A Japanese document with an English title (or a file name for
-a title) is counted as English; the docs say so.
+A document's script is judged once, at indexing, on its title and the first
+:data:`SCRIPT_SAMPLE_CHARS` characters of its text (:func:`document_is_cjk`),
+and held once per document, so the per-script mask the vector leg needs costs
+nothing per query beyond a numpy lookup. (An index written before groove
+recorded it is judged on its chunks when it is first opened.)
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from groove.search.query import is_cjk_char
 
@@ -58,6 +59,27 @@ def cjk_share(text: str) -> float:
 def is_cjk(text: str) -> bool:
     """True when ``text`` is written in kana/kanji (see :data:`CJK_SHARE`)."""
     return cjk_share(text) >= CJK_SHARE
+
+
+#: A document's script is judged on at most this many characters of its title and body.
+SCRIPT_SAMPLE_CHARS = 20_000
+
+
+def document_is_cjk(title: str, bodies: Iterable[str]) -> bool:
+    """Whether a document is written in kana/kanji, judged on its title and body text.
+
+    The title alone misleads: a chapter without a level-1 heading is titled by
+    its file name (``ch16-01-threads``), which would count a Japanese chapter as
+    English. Code in the body weighs little against the prose around it.
+    """
+    sample: list[str] = [title]
+    size = len(title)
+    for body in bodies:
+        if size >= SCRIPT_SAMPLE_CHARS:
+            break
+        sample.append(body[:SCRIPT_SAMPLE_CHARS - size])
+        size += len(sample[-1])
+    return is_cjk("\n".join(sample))
 
 
 def prose_words(text: str) -> float:

@@ -19,10 +19,9 @@ from groove.rerankers import Reranker, get_reranker
 from groove.search.candidates import Candidates, candidate_count, gather
 from groove.search.confidence import (
     Evidence,
-    is_low_confidence,
     legs_disagree,
     lift,
-    top_gap,
+    low_confidence_reason,
 )
 from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
@@ -70,36 +69,65 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
             hits = expand_parents(hits, rows, store.document_chunks,
                                   whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
                                   max_expanded_tokens=pr.max_expanded_tokens)
+        scores_in_rank_order(hits)
         for hit in hits:
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
-        low = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
-        return SearchResponse(results=hits, low_confidence=low, filter_applied=filter_applied(request))
+        reason = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
+        return SearchResponse(results=hits, low_confidence=reason is not None,
+                              filter_applied=filter_applied(request), low_confidence_reason=reason)
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
-                      vectors: VectorIndex, *, quotes_met: bool) -> bool:
-    """low_confidence (search/confidence.py): no content word, an unmet quote, or weak evidence."""
+                      vectors: VectorIndex, *, quotes_met: bool) -> str | None:
+    """low_confidence's reason (search/confidence.py): no content word, an unmet quote, or
+    weak evidence; None when the flag is down."""
     if stages.confidence_ratio <= 0:
-        return False
-    return is_low_confidence(evidence(candidates, parsed, vectors), ratio=stages.confidence_ratio,
-                             has_content=parsed.has_content, quotes_met=quotes_met)
+        return None
+    return low_confidence_reason(evidence(candidates, parsed, vectors),
+                                 ratio=stages.confidence_ratio, has_content=parsed.has_content,
+                                 quotes_met=quotes_met)
 
 
 def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) -> Evidence:
-    """What the legs say about this question: agreement, top gap, lift (search/confidence.py)."""
+    """What the legs say about this question: agreement and lift (search/confidence.py)."""
     depth = candidate_count(1)  # enough chunks to see AGREEMENT_DEPTH distinct documents
     disagree = False
     if parsed.phrases:  # a query without a phrase has no lexical evidence
         legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
         disagree = legs_disagree(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]))
-    scores = [s for _, s in candidates.vector]
-    gain = math.inf
+    return Evidence(legs_disagree=disagree,
+                    lift=best_lift(candidates, vectors, is_cjk(parsed.model_text)))
+
+
+def best_lift(candidates: Candidates, vectors: VectorIndex, query_cjk: bool) -> float:
+    """The lift of the best match (search/confidence.py), against its own script family's
+    chunks when the vector leg looked at both families, else against every chunk.
+
+    Each family is measured against its own crowd: a bilingual knowledge base
+    mixes two cosine distributions, and the question's own-language chunks
+    all sit above the other language's, so a lift against the mixture would
+    call any same-language chunk a standout.
+    """
     query = candidates.query_vector
-    if scores and query is not None and len(query) == vectors.matrix.dim:
-        mean, cov = vectors.cosine_moments()
-        q = np.asarray(query, dtype=np.float64)
-        gain = lift(scores[0], float(q @ mean), float(q @ matvec(cov, q)), len(vectors))
-    return Evidence(legs_disagree=disagree, top_gap=top_gap(scores), lift=gain)
+    if query is None or len(query) != vectors.matrix.dim or not candidates.vector:
+        return math.inf
+    pools = candidates.pools
+    bests: list[tuple[float, bool | None]] = []
+    if pools is not None and pools.calibrate is not None:
+        same = [s for c, s in pools.base if c not in pools.other_in_base]
+        other = [s for c, s in pools.base if c in pools.other_in_base]
+        other += [s for _, s in pools.other_script[:1]]
+        bests += [(max(same), query_cjk)] if same else []
+        bests += [(max(other), not query_cjk)] if other else []
+    else:
+        bests.append((candidates.vector[0][1], None))
+    q = np.asarray(query, dtype=np.float64)
+    lifts = []
+    for best, cjk in bests:
+        found = vectors.moments(cjk)
+        lifts.append(lift(best, float(q @ found.mean), float(q @ matvec(found.cov, q)),
+                          found.population))
+    return max(lifts, default=math.inf)
 
 
 def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,
@@ -168,6 +196,22 @@ def _mmr_stage(ranked: Ranked, request: SearchRequest, stages: Stages,
     doc_ids = vectors.doc_ids_for(ids)
     return mmr_select(pool, vectors.vectors_for(ids), doc_ids, limit=request.limit,
                       lam=stages.mmr_lambda, same_doc_penalty=stages.mmr_penalty)
+
+
+def scores_in_rank_order(hits: list[Hit]) -> None:
+    """Cap each hit's ``score`` at the one above it (the original goes to ``raw_score``).
+
+    The stages after fusion order by more than the score (quoted phrases first,
+    the same-document margin, translations behind their sections, MMR), so the
+    list's order is the answer and the score shown must not contradict it: a
+    client that sorts by score, or reads "0.49 below 0.41" as a mistake, sees
+    the order groove chose.
+    """
+    ceiling = math.inf
+    for hit in hits:
+        if hit.score > ceiling:
+            hit.raw_score, hit.score = hit.score, ceiling
+        ceiling = hit.score
 
 
 def _ensure_rows(store: Store, rows: dict[int, ChunkRow], ranked: Ranked) -> dict[int, ChunkRow]:

@@ -42,6 +42,7 @@ class Stages:
                 "rrf_k": self.rrf_k, "bm25_heading_weight": fusion.bm25_heading_weight,
                 "bm25_context_weight": fusion.bm25_context_weight,
                 "bm25_content_weight": fusion.bm25_content_weight,
+                "cross_language": fusion.cross_language,
                 "cross_language_offset": fusion.cross_language_offset,
                 "cross_language_imputation": fusion.cross_language_imputation,
             },

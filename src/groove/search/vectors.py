@@ -93,6 +93,15 @@ class _AnnView:
     pending: np.ndarray  # row positions not in the index, ascending
 
 
+@dataclass(frozen=True)
+class Moments:
+    """The resident vectors' mean and covariance (from a sample) and how many there are."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+    population: int
+
+
 class VectorIndex:
     def __init__(self, store: Store, settings: VectorsConfig | None = None,
                  ann_path: Path | None = None, model_id: str | None = None) -> None:
@@ -121,7 +130,7 @@ class VectorIndex:
         self._doc_slot = np.zeros(0, dtype=np.int32)
         self._cjk = np.zeros(0, dtype=bool)
         self._not_cjk = np.zeros(0, dtype=bool)
-        self._moments: tuple[int | None, np.ndarray, np.ndarray] | None = None
+        self._moments: tuple[int | None, dict[bool | None, Moments]] | None = None
         self._translations: tuple[int | None, dict[int, tuple[DocumentMeta, ...]]] | None = None
         self._quality = np.zeros(0, dtype=np.float64)
         self._binary = np.zeros(0, dtype=bool)
@@ -286,8 +295,14 @@ class VectorIndex:
             raise KeyError(f"chunk ids not in the resident index: {missing[:5]}")
         return self.matrix.vectors(pos)
 
-    def cosine_moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean vector and covariance of the resident vectors (search/confidence.py).
+    def cosine_moments(self, cjk: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, covariance) of :meth:`moments`."""
+        found = self.moments(cjk)
+        return found.mean, found.cov
+
+    def moments(self, cjk: bool | None = None) -> Moments:
+        """Mean vector and covariance of the resident vectors (search/confidence.py), of one
+        script family's rows when ``cjk`` is given (search/language.py).
 
         From a fixed, evenly spaced sample of at most ``MOMENT_SAMPLE_ROWS``
         embedded rows, computed once per index generation: the cosine of a
@@ -296,10 +311,14 @@ class VectorIndex:
         from groove.search.confidence import MOMENT_SAMPLE_ROWS
 
         with self._lock:
-            cached = self._moments
-            if cached is not None and cached[0] == self._generation:
-                return cached[1], cached[2]
-            rows = np.flatnonzero(self.embedded)
+            if self._moments is None or self._moments[0] != self._generation:
+                self._moments = (self._generation, {})
+            cached = self._moments[1].get(cjk)
+            if cached is not None:
+                return cached
+            usable = self.embedded if cjk is None else self.embedded & self.script_mask(cjk)
+            rows = np.flatnonzero(usable)
+            population = len(rows)
             if len(rows) > MOMENT_SAMPLE_ROWS:
                 rows = rows[np.linspace(0, len(rows) - 1, MOMENT_SAMPLE_ROWS).astype(np.int64)]
             dim = self.matrix.dim
@@ -310,8 +329,9 @@ class VectorIndex:
                 mean = sample.mean(axis=0)
                 centred = sample - mean
                 cov = centred.T @ centred / len(rows)
-            self._moments = (self._generation, mean, cov)
-            return mean, cov
+            found = Moments(mean, cov, population)
+            self._moments[1][cjk] = found
+            return found
 
     def translations_of(self, doc_id: int) -> tuple[DocumentMeta, ...]:
         """The other-language versions of a document (search/translations.py).
@@ -823,8 +843,8 @@ def _cjk_rows(columns: ChunkColumns, ids: np.ndarray) -> np.ndarray:
     """For each of ``ids`` (all in ``columns``): is its document written in CJK?"""
     if not len(ids):
         return np.zeros(0, dtype=bool)
-    cjk_doc = np.fromiter((is_cjk(d.title) for d in columns.documents), dtype=bool,
-                          count=len(columns.documents))
+    cjk_doc = np.fromiter((is_cjk(d.title) if d.cjk is None else d.cjk
+                           for d in columns.documents), dtype=bool, count=len(columns.documents))
     return cjk_doc[columns.doc_slot[np.searchsorted(columns.ids, ids)]]
 
 

@@ -226,9 +226,9 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     rebuild_index.__signature__ = model_signature(RebuildRequest)  # type: ignore[attr-defined]
 
     add(search, "Hybrid (full-text + embedding) search over the knowledge base. Cite the returned "
-                "paths. low_confidence=true means the query's meaning (embedding) and its words "
-                "(full text) point at different documents: treat it as 'the knowledge base "
-                "probably does not answer this'.",
+                "paths. low_confidence=true means 'the knowledge base probably does not answer "
+                "this'; low_confidence_reason says why (no_content_word, quote_not_found, "
+                "legs_disagree).",
         schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}).")

@@ -132,6 +132,23 @@ def _drop_fts5(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS[5] = _drop_fts5
 
+
+def _add_document_script(conn: sqlite3.Connection) -> None:
+    """Schema 6: each document records whether it is written in kana/kanji, judged on its
+    text (search/language.py), not its title; existing documents are judged on their chunks."""
+    from groove.search.language import is_cjk
+
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(documents)")}
+    if "cjk" not in columns:
+        conn.execute("ALTER TABLE documents ADD COLUMN cjk INTEGER")
+    conn.create_function("groove_is_cjk", 1, lambda text: int(is_cjk(text or "")),
+                         deterministic=True)
+    conn.execute("UPDATE documents SET cjk = (SELECT groove_is_cjk(group_concat(content, ' '))"
+                 " FROM chunks WHERE chunks.doc_id = documents.id)")
+
+
+MIGRATIONS[6] = _add_document_script
+
 #: Queued full-text changes are published at least this often during a run.
 FULLTEXT_BATCH_SECONDS = 1.0
 #: ... or when this many documents are queued.
@@ -213,7 +230,8 @@ CREATE TABLE IF NOT EXISTS documents (
     binary_format INTEGER NOT NULL DEFAULT 0,
     indexed_at    REAL NOT NULL,
     chunking      TEXT NOT NULL DEFAULT 'sections',
-    language      TEXT
+    language      TEXT,
+    cjk           INTEGER
 );
 CREATE TABLE IF NOT EXISTS chunks (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -683,7 +701,8 @@ class SQLiteStore(Store):
                 self._update_document(conn, doc_id, doc)
                 conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             assert doc_id is not None  # sqlite3 sets lastrowid after an INSERT
-            conn.execute("UPDATE documents SET chunking = ? WHERE id = ?", (doc.chunking, doc_id))
+            conn.execute("UPDATE documents SET chunking = ?, cjk = ? WHERE id = ?",
+                         (doc.chunking, None if doc.cjk is None else int(doc.cjk), doc_id))
             self._replace_fields(conn, doc_id, doc.fields)
             rows = self._insert_chunks(conn, doc_id, chunks, blobs)
         with self._lock:
@@ -961,15 +980,16 @@ class SQLiteStore(Store):
 
             tag_lists: dict[str | None, tuple[str, ...]] = {}
             for r in self._conn.execute(
-                "SELECT id, path, title, category, topic, date, tags, binary_format, language"
-                " FROM documents ORDER BY id"
+                "SELECT id, path, title, category, topic, date, tags, binary_format, language,"
+                " cjk FROM documents ORDER BY id"
             ):
                 tags = tag_lists.get(r[6])
                 if tags is None:
                     tags = tag_lists[r[6]] = tuple(one(t) for t in _tags(r[6]))
                 slot_of[r[0]] = len(documents)
                 documents.append(DocumentMeta(r[0], r[1], r[2], one(r[3]), one(r[4]), one(r[5]),
-                                              tags, bool(r[7]), one(r[8])))
+                                              tags, bool(r[7]), one(r[8]),
+                                              None if r[9] is None else bool(r[9])))
             kinds = tuple(sorted(r[0] for r in self._conn.execute(
                 "SELECT DISTINCT symbol_kind FROM chunks WHERE symbol_kind IS NOT NULL")))
             kind_sql = ("CASE symbol_kind " + " ".join(f"WHEN ? THEN {i}" for i in range(len(kinds)))

@@ -284,7 +284,7 @@ async function runSearch(params) {
       ? ` The index is ${describeIndex(data.index)}: answers come from what is indexed so far.` : "";
     if (partial) showMessage(`${data.results.length} results (${ms} ms).${partial}`, "warn");
     else if (!data.results.length) showMessage(`No results (${ms} ms): the knowledge base is silent on this.`, "warn");
-    else if (data.low_confidence) showMessage(`${data.results.length} results, low confidence (${ms} ms): no hit stands out.`, "warn");
+    else if (data.low_confidence) showMessage(`${data.results.length} results, low confidence (${ms} ms): ${data.low_confidence_note || "no hit stands out"}.`, "warn");
     else showMessage(`${data.results.length} results (${ms} ms)`);
   } catch (e) {
     showMessage("Search failed: " + e.message, "error");
