@@ -65,3 +65,11 @@ def test_no_control_character_reaches_a_log_line(text):
     assert not any((ord(c) < 32 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F for c in line)
     if text.isprintable():
         assert escape_controls(text) == text
+
+
+def test_an_unknown_groove_log_level_is_named_once(tmp_path):
+    result = _status(tmp_path, GROOVE_LOG="verbose")
+    assert result.stderr.count("GROOVE_LOG=verbose is not a level; accepted: debug, info, note, "
+                               "warning, error, critical (using note)") == 1
+    assert "INFO " not in result.stderr  # the default level applies
+    assert "is not a level" not in _status(tmp_path, GROOVE_LOG="warning").stderr

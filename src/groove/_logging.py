@@ -30,7 +30,7 @@ NOTE = 25
 logging.addLevelName(NOTE, "NOTE")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "note": NOTE,
            "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL}
-#: The level when GROOVE_LOG is unset (or not one of the names above).
+#: The level when GROOVE_LOG is unset (or not one of the names above: then one warning).
 DEFAULT_LEVEL = "note"
 #: Loggers of the libraries groove starts (HTTP server, MCP SDK, HTTP client):
 #: GROOVE_LOG applies to them too, not only to groove's own.
@@ -123,6 +123,10 @@ def configure_logging(level: str | None = None) -> None:
     # Our handler is the one that prints; the MCP SDK installs its own on the
     # root logger, and propagating would print every line twice.
     root.propagate = False
+    if name not in _LEVELS and f"GROOVE_LOG={name}" not in _noted:
+        _noted.add(f"GROOVE_LOG={name}")
+        root.warning("GROOVE_LOG=%s is not a level; accepted: %s (using %s)",
+                     name, ", ".join(_LEVELS), DEFAULT_LEVEL)
     if from_rust is not None and rust_log not in _noted:
         _noted.add(rust_log)
         print(f"note: RUST_LOG={rust_log} is GrooveSeek's setting; read as GROOVE_LOG="

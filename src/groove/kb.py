@@ -66,6 +66,7 @@ from groove.indexing.state import (
 )
 from groove.models import DocumentRow, IndexState, SearchResponse
 from groove.parsers import check_parsers
+from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.search.request import SearchRequest
 from groove.store.base import Store
 from groove.store.writer_lock import Holder, WriterLock
@@ -391,7 +392,10 @@ class KnowledgeBase:
         if self.has_index():
             self._file_changes.start()  # counted beside the search, never on its thread
         if not self.has_index() and self.indexing:  # a build is creating the file right now
-            return SearchResponse(results=[], low_confidence=False, filter_applied={},
+            from groove.search.filters import filter_applied
+
+            return SearchResponse(results=[], low_confidence=False,
+                                  filter_applied=filter_applied(request),
                                   index=self.index_state(files=False))
         return self._search(request, self.embedder)
 
@@ -403,12 +407,14 @@ class KnowledgeBase:
         with self.reading() as store:
             with store.read_snapshot():
                 # Every call, not only at start: another process may have rebuilt the index
-                # with another model since (a remote model: the same name elsewhere counts as
-                # another). Answering on would query one model's vectors with the other's.
-                mismatch = model_mismatch(store.meta(), embedder.model_id, embedder.source,
-                                          self.db_path)
+                # with another model since. Answering on would query one model's vectors with
+                # the other's. (Where a remote model is served is not part of it; the
+                # dimension it gives is checked against the index's.)
+                meta = store.meta()
+                mismatch = model_mismatch(meta, embedder.model_id, self.db_path)
                 if mismatch is not None:
                     raise mismatch
+                embedder.expect_dim(meta.dim)
                 if store.fulltext_current():
                     return self._answer(store, request, embedder)
             self._repair_fulltext(store)  # writes: outside any read snapshot
@@ -417,6 +423,7 @@ class KnowledgeBase:
 
     def _answer(self, store: Store, request: SearchRequest, embedder: Embedder
                 ) -> SearchResponse:
+        from groove.search.notes import filter_notes
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
 
@@ -425,6 +432,8 @@ class KnowledgeBase:
                                         ann_path=self.db_path, model_id=store.meta().model_id)
         response = run_search(store=store, embedder=embedder, config=self.config,
                               request=request, vectors=self._vectors, scorer=self._scorer)
+        response.notes = filter_notes(request, declared=store.meta().declared_fields,
+                                      documents=self._vectors.documents)
         response.index = read_index_state(store, building=self.indexing,
                                           files=self._file_changes.current())
         return response
@@ -543,6 +552,7 @@ class KnowledgeBase:
             meta = store.meta()
             stats = store.stats()
             field_rows = store.field_row_count()
+            unparsed = len(store.tagged_paths(FRONTMATTER_UNPARSED_TAG))
         last = stats.last_indexed or meta.last_indexed
         writer = self.writer()
         return {
@@ -555,6 +565,7 @@ class KnowledgeBase:
             "context_mode": meta.context_mode or context_mode_name(False),
             "last_indexed": iso_time(last),
             "tags_unreadable": stats.tags_invalid,
+            "frontmatter_unparsed": unparsed,
             "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),
             "declared_field_values": field_rows,
             "writer": None if writer is None else {"pid": writer.pid, "command": writer.command},

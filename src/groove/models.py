@@ -352,6 +352,9 @@ class SearchResponse:
     #: Why ``low_confidence`` is set: a code of ``search.confidence.REASONS`` (omitted from
     #: JSON when the flag is down).
     low_confidence_reason: str | None = None
+    #: What the caller should know about the answer, one sentence each: a filter that
+    #: can match nothing (search/notes.py). Omitted from JSON when empty.
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -366,6 +369,8 @@ class SearchResponse:
             out["low_confidence_note"] = REASONS.get(self.low_confidence_reason, "")
         if self.index is not None:
             out["index"] = self.index.to_json()
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -396,6 +401,9 @@ class IndexState:
     files_newer: int | None
     #: Files the index runs skipped and that have not changed since (None when not checked).
     files_skipped: int | None = None
+    #: Member files on disk (None when not counted); only the note reads it (how far a
+    #: build's reading is), it is not part of the JSON.
+    files_total: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -421,14 +429,22 @@ class IndexState:
             return ("no index yet: a build is starting" if self.build_running
                     else "there is no index yet: run `groove index`")
         if self.state == "building":
-            return (f"the index is being built ({embedded}); answers come from what is "
-                    "indexed so far, by full-text matching where vectors are missing")
+            reading = ""
+            if self.files_total is not None and self.files_newer is not None:
+                done = self.files_total - self.files_newer
+                reading = f"reading files: {done} of {self.files_total}, "
+            return (f"the index is being built ({reading}{embedded}); answers come from "
+                    "what is indexed so far, by full-text matching where vectors are missing")
+        if self.documents == 0:  # "incomplete (0 of 0 …)" would contradict the folder's warning
+            if self.files_newer:
+                return (f"the index holds no documents yet ({self.files_newer} file(s) to "
+                        "read): run `groove index`")
+            return ("the index holds no documents: no file of the folder is one the enabled "
+                    "parsers read (or each was skipped); `groove index` names the extensions "
+                    "it found and which are enabled")
         if self.state == "incomplete":
             return (f"the index is incomplete ({embedded}); answers use full-text matching "
                     "where vectors are missing: run `groove index` to finish it")
-        if self.documents == 0:
-            return ("the index holds no documents: `groove index` says which extensions are "
-                    "enabled and which exclusions removed files")
         notes = []
         if self.files_newer:
             notes.append(f"{self.files_newer} file(s) changed since they were indexed: "

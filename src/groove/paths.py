@@ -100,8 +100,16 @@ def travel_problem(rel_path: str) -> str | None:
 
 
 def check_doc_path(path: str, *, what: str = "path") -> str:
-    """:func:`check_rel_path`, then :func:`travel_problem`: a document name the index can hold."""
+    """:func:`check_rel_path`, then :func:`travel_problem`: a document name the index can hold.
+
+    One spelling per document (GrooveSeek v1.12): ``./a.md``, ``guides//a.md`` or
+    ``a.md/`` name the same file as ``a.md`` but are refused, with the canonical
+    spelling in the message, so a client never caches one document under two names.
+    """
     normalised = check_rel_path(path, what=what)
+    if normalised != path:
+        raise PathRefused(f"{what} {path!r} is not written the way the index names it; "
+                          f"write {normalised!r} (no './', no '//', no trailing '/')")
     problem = travel_problem(normalised)
     if problem is not None:
         raise PathRefused(f"{what} {path!r} is a name that cannot travel: {problem}; groove "

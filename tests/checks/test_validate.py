@@ -184,4 +184,4 @@ def test_report_formats(tmp_path):
     data = report.to_json()
     assert data["ok"] is False and data["violations"][0] == {
         "path": "dir/a,b.md", "line": 2, "field": "status",
-        "message": report.violations[0].message}
+        "message": report.violations[0].message, "kind": "enum_mismatch"}

@@ -61,3 +61,16 @@ def test_unknown_or_escaping_start_exits_2(kb_dir, run):
     assert missing.exit_code == 2 and "nope.md" in missing.stderr
     escaping = run("graph", "--kb-path", str(kb_dir), "--start", "../etc/passwd")
     assert escaping.exit_code == 2 and ".." in escaping.stderr
+
+
+def test_model_is_checked_against_the_index(kb_dir, run):
+    """GrooveSeek v1.0's `graph --model NAME`: the index's model answers, another is refused
+    before anything loads, naming both and the rebuild."""
+    same = run("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md",
+               "--model", "multilingual-e5-small", "--format", "text")
+    assert same.exit_code == 0, same.stderr
+    assert same.stdout.startswith("start: rust/async.md")
+    other = run("graph", "--kb-path", str(kb_dir), "--start", "rust/async.md",
+                "--model", "bge-small-en-v1.5")
+    assert other.exit_code == 2 and other.stdout == ""
+    assert "built with model 'multilingual-e5-small', not 'bge-small-en-v1.5'" in other.stderr

@@ -86,7 +86,8 @@ def test_bad_config_value_names_the_key(kb_dir, tmp_path, run):
 
 
 STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "dim", "context_mode",
-               "last_indexed", "tags_unreadable", "declared_fields", "declared_field_values",
+               "last_indexed", "tags_unreadable", "frontmatter_unparsed", "declared_fields",
+               "declared_field_values",
                "writer", "index"}
 INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
               "build_running", "last_change", "files_newer", "files_skipped"}
@@ -199,3 +200,70 @@ def test_status_does_not_wait_long_for_a_slow_walk_unless_asked(kb_dir, run, mon
     full = run("status", "--kb-path", str(kb_dir), "--count-files")
     lines = dict(line.split(": ", 1) for line in full.stdout.splitlines())
     assert (lines["Files newer than the index"], lines["Files skipped"]) == ("0", "0")
+
+
+def test_a_search_during_a_build_says_how_far_reading_is_and_that_nothing_was_found(
+        kb_dir, run):
+    """The first hour: a search while another process holds the writer lock (a build running)
+    names how many files were read of how many, and the text format prints a line."""
+    from groove.store.writer_lock import WriterLock
+
+    assert run("search", "tokio", "--kb-path", str(kb_dir)).exit_code == 0  # 2 files read
+    for i in range(3):
+        (kb_dir / f"c/later{i}.md").parent.mkdir(exist_ok=True)
+        (kb_dir / f"c/later{i}.md").write_text(f"# Later {i}\n\nNot read yet.\n")
+    with WriterLock(kb_dir / ".groove.db").hold(wait=False):  # as `groove index` holds it
+        result = run("search", "nothing like this", "--kb-path", str(kb_dir), "--format", "text",
+                     "--path-glob", "c/**")
+    assert result.exit_code == 0, result.stderr
+    assert "note: the index is being built (reading files: 2 of 5, 0 of 2 documents embedded)" \
+        in result.stderr
+    assert result.stdout == "no results\n"
+
+
+def test_status_after_an_interrupted_build_says_when_it_stopped(kb_dir, run):
+    import sqlite3
+
+    run("index", "--kb-path", str(kb_dir), "-q")
+    with sqlite3.connect(kb_dir / ".groove.db") as conn:  # as a first build killed mid-way
+        conn.execute("DELETE FROM embeddings")
+        conn.execute("UPDATE index_meta SET value = 'building' WHERE key = 'build_state'")
+        conn.execute("DELETE FROM index_meta WHERE key = 'last_indexed'")
+    status = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    stopped = status["index"]["last_change"]
+    assert stopped and status["documents"] == 2
+    lines = dict(line.split(": ", 1)
+                 for line in run("status", "--kb-path", str(kb_dir)).stdout.splitlines())
+    assert lines["Last indexed"] == (
+        f"never completed; the last run stopped before its end (interrupted; its last write: "
+        f"{stopped}): run `groove index` to finish it")
+    run("index", "--kb-path", str(kb_dir), "-q")
+    finished = dict(line.split(": ", 1)
+                    for line in run("status", "--kb-path", str(kb_dir)).stdout.splitlines())
+    assert "interrupted" not in finished["Last indexed"] and finished["Last indexed"] != "never"
+
+
+def test_a_folder_without_markdown_says_the_index_holds_no_documents(tmp_path, monkeypatch, run):
+    monkeypatch.chdir(tmp_path)
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "main.rs").write_text("fn main() {}\n", encoding="utf-8")
+    (kb / "lib.rs").write_text("pub fn f() {}\n", encoding="utf-8")
+    result = run("search", "main", "--kb-path", str(kb), "--format", "text")
+    assert result.exit_code == 0
+    assert ".rs (2)" in result.stderr  # the folder's warning names what it found
+    assert "incomplete" not in result.stderr and "0 of 0" not in result.stderr
+    assert "note: the index holds no documents: no file of the folder is one the enabled " \
+           "parsers read" in result.stderr
+    assert result.stdout == "no results\n"
+
+
+def test_a_malformed_toml_names_the_line_of_the_unclosed_value(kb_dir, tmp_path, run):
+    config = tmp_path / "broken.toml"
+    config.write_text(f'kb_path = "{kb_dir.as_posix()}"\n\n[parsers]\nenabled = ["md",\n'
+                      "# more to come\n")
+    result = run("status", "--config", str(config))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        f"error: {config}: malformed TOML: Invalid value (at end of document); the value "
+        'starting at line 4 (enabled = ["md",) is never closed')

@@ -51,3 +51,20 @@ def test_a_plain_run_keeps_printing_while_a_batch_takes_longer_than_the_interval
     for ticker in tickers:
         ticker.join(timeout=30)
     assert tickers and not any(t.is_alive() for t in tickers)  # stopped means silent
+
+
+def test_an_embedding_line_shows_the_eta_as_a_range_while_the_rate_falls():
+    """The plain progress line of `groove index` (what a piped run prints)."""
+    p = EmbedProgress(documents_total=100, tokens_total=100_000)
+    p.started, now = 0.0, 0.0
+    for i in range(10):  # 336 tokens/s falling towards 257, as on the Rust book
+        now += 1000 / (336 - 79 * i / 99)
+        p.batch_done(1000, now=now)
+    line = embed_line(p)
+    assert line.startswith("0/100 documents, 10000/100000 tokens (10%), 332 tokens/s, ETA ")
+    assert line.endswith("ETA 4 min 31 s–5 min 06 s"), line
+    steady = EmbedProgress(documents_total=2, tokens_total=2000)
+    steady.started = 0.0
+    steady.batch_done(500, now=2.0)
+    steady.batch_done(500, now=4.0)
+    assert embed_line(steady).endswith("250 tokens/s, ETA 4 s")

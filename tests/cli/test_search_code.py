@@ -35,3 +35,24 @@ def test_the_text_format_names_the_line(kb_dir, run):
     assert out.exit_code == 0, out.stderr
     assert "path: kitchen/tools.py:4\n" in out.stdout
     assert "symbol: function sharpen_knife (lines 4-6)" in out.stdout
+
+
+def test_a_code_chunk_budget_down_to_grooveseeks_floor_of_30(kb_dir, tmp_path, run):
+    """[parsers.code] max_chunk_chars accepts 30 (GrooveSeek's floor) and cuts a definition
+    by it; 29 is refused naming the key and what is accepted."""
+    chunks_by_default = json.loads(run("status", "--kb-path", str(kb_dir), "--format",
+                                       "json").stdout)["chunks"]
+    config = tmp_path / "small.toml"
+    config.write_text(f'kb_path = "{kb_dir.as_posix()}"\n[parsers]\nenabled = ["md", "py"]\n'
+                      '[parsers.code]\nmax_chunk_chars = 30\n')
+    built = run("index", "--config", str(config), "--force", "--json")
+    assert built.exit_code == 0, built.stderr
+    status = json.loads(run("status", "--config", str(config), "--format", "json").stdout)
+    assert status["chunks"] > chunks_by_default  # the function is cut by lines into pieces
+    hits = json.loads(run("search", "sharpen knife whetstone", "--config", str(config),
+                          "--language", "python", "--limit", "20").stdout)["results"]
+    assert len(hits) >= 2 and all(hit["heading"] == "sharpen_knife" for hit in hits)
+    config.write_text(config.read_text().replace("= 30", "= 29"))
+    refused = run("index", "--config", str(config))
+    assert refused.exit_code == 2
+    assert "max_chunk_chars" in refused.stderr and "30..100000" in refused.stderr

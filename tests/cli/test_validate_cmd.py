@@ -37,3 +37,23 @@ def test_schema_option_and_schema_errors_exit_2(kb_dir, tmp_path, run):
     other.write_text('[fields.title]\ntype = "txt"\n')
     broken = run("validate", "--kb-path", str(kb_dir), "--schema", str(other))
     assert broken.exit_code == 2 and "'title'" in broken.stderr and "'type'" in broken.stderr
+
+
+def test_every_json_violation_has_a_kind(kb_dir, run):
+    (kb_dir / "groove-schema.toml").write_text(
+        SCHEMA + '\n[fields.title]\nrequired = true\ntype = "integer"\n'
+        '\n[fields.code]\npattern = "^[A-Z]+$"\nmax_length = 2\n')
+    (kb_dir / "more.md").write_text("---\nstatus: done\ntitle: 5\ncode: abc\nstray: x\n---\n# M\n")
+    (kb_dir / "empty.md").write_text("---\nstatus: ''\ntitle: 1\n---\n# E\n")
+    (kb_dir / "broken.md").write_text("---\nstatus: [\n---\n# B\n")
+    data = json.loads(run("validate", "--kb-path", str(kb_dir), "--format", "json",
+                          "--strict").stdout)
+    kinds = {(v["path"], v["field"], v["kind"]) for v in data["violations"]}
+    assert kinds == {
+        ("bad.md", "status", "enum_mismatch"), ("bad.md", "title", "wrong_type"),
+        ("ok.md", "title", "required_missing"),
+        ("more.md", "code", "pattern_mismatch"), ("more.md", "code", "too_long"),
+        ("more.md", "stray", "undeclared_field"),
+        ("empty.md", "status", "empty_value"),
+        ("broken.md", None, "frontmatter_unparsed"),
+    }

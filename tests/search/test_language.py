@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groove.search.language import CJK_SHARE, cjk_share, is_cjk, is_prose, prose_words
@@ -59,3 +60,15 @@ def test_a_documents_script_is_judged_on_its_text_not_its_file_name() -> None:
                                           "and this chapter shows how."])
     # only the first SCRIPT_SAMPLE_CHARS characters are read
     assert not document_is_cjk("notes", ["x" * SCRIPT_SAMPLE_CHARS, "日本語" * 10_000])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+       | st.text(alphabet="あいうアイウ漢字ー・゛゠々〆ｶ0１aéß_ -、。", max_size=60))
+def test_the_counted_share_is_the_share_per_character(text: str) -> None:
+    """cjk_share counts with regular expressions; the rule is per character."""
+    from groove.search.query import is_cjk_char
+
+    letters = [c for c in text if c.isalnum()]
+    expected = sum(1 for c in letters if is_cjk_char(c)) / len(letters) if letters else 0.0
+    assert cjk_share(text) == pytest.approx(expected, abs=1e-12)

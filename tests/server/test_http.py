@@ -285,11 +285,11 @@ def _delete(server, response: httpx.Response) -> None:
 
 def test_host_and_origin_gate(http_server):
     port = http_server.port
-    assert _post(http_server, headers={"Host": "evil.example:80"}).status_code == 421
-    assert _post(http_server, headers={"Host": f"evil.example:{port}"}).status_code == 421
+    assert _post(http_server, headers={"Host": "evil.example:80"}).status_code == 403
+    assert _post(http_server, headers={"Host": f"evil.example:{port}"}).status_code == 403
     assert _post(http_server, headers={"Origin": "http://evil.example"}).status_code == 403
     assert _post(http_server, headers={"Origin": "http://127.0.0.1:1"}).status_code == 403
-    assert _post(http_server, headers={"Host": f"EVIL.example:{port}"}).status_code == 421
+    assert _post(http_server, headers={"Host": f"EVIL.example:{port}"}).status_code == 403
     for good in ({}, {"Origin": f"http://127.0.0.1:{port}"}, {"Origin": f"http://localhost:{port}"},
                  {"Host": f"localhost:{port}"}, {"Host": f"LOCALHOST:{port}"},
                  {"Host": f"LocalHost:{port}", "Origin": f"HTTP://LOCALHOST:{port}"}):
@@ -343,7 +343,7 @@ def test_admin_status_json(http_server, server_kb):
     assert status["index_path"] == ".groove.db" and status["kb_path"] == server_kb.kb.name
     assert str(server_kb.kb.parent) not in json.dumps(status)
     assert httpx.get(http_server.base + "/api/admin/status",
-                     headers={"Host": "evil.example"}).status_code == 421
+                     headers={"Host": "evil.example"}).status_code == 403
 
 
 def test_session_cap_is_429_with_retry_after(server_kb, server_factory, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import string
 from urllib.parse import unquote
 
@@ -332,3 +333,27 @@ def test_a_wrongly_typed_argument_is_one_line_naming_it(server_kb, make_kb):
     assert listed.startswith("get_best_practice: target must be a string, got list ['x']")
     for message in (wrong, missing, listed):
         assert "\n" not in message and "validation error" not in message and "pydantic" not in message
+
+
+@given(st.lists(st.text(string.ascii_letters + "._-", min_size=1, max_size=6)
+                .filter(lambda s: s not in (".", "..")), min_size=1, max_size=4),
+       st.sampled_from(["./{}", "{}/", "dup", "./dup/"]))
+def test_one_spelling_per_document(parts, variant):
+    """GrooveSeek v1.12: the canonical path is accepted as it is; every other spelling of
+    it is refused, naming the canonical one."""
+    from groove.paths import check_doc_path
+
+    path = "/".join(parts)
+    try:
+        assert check_doc_path(path) == path
+    except PathRefused as exc:  # a name that cannot travel: refused whatever the spelling
+        assert "cannot travel" in str(exc)
+        return
+    if variant == "dup":
+        other = path.replace("/", "//") if "/" in path else f"./{path}"
+    elif variant == "./dup/":
+        other = "./" + path.replace("/", "//") + "/"
+    else:
+        other = variant.format(path)
+    with pytest.raises(PathRefused, match=f"write '{re.escape(path)}'"):
+        check_doc_path(other)

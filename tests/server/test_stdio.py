@@ -129,7 +129,8 @@ def test_stdout_carries_only_mcp_frames(server_kb):
 
 def test_every_request_with_an_id_is_answered_even_when_malformed(server_kb):
     """A lone surrogate, a batch, a bad shape and truncated JSON each get an error for their id;
-    garbage and `[` × 3000 (no id) are logged; the session keeps answering afterwards."""
+    garbage and `[` × 3000 (no id) are logged and answered with a -32700 parse error whose id
+    is null; the session keeps answering afterwards."""
     lines_in = [
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -159,14 +160,18 @@ def test_every_request_with_an_id_is_answered_even_when_malformed(server_kb):
         proc.stdin.flush()
     wanted = {1, 2, 3, "b", 4, 5, 6}
     by_id: dict[Any, dict] = {}
+    null_ids: list[dict] = []
     deadline = time.monotonic() + 60
     try:
-        while set(by_id) < wanted and time.monotonic() < deadline:
+        while (set(by_id) < wanted or len(null_ids) < 3) and time.monotonic() < deadline:
             try:
                 frame = json.loads(lines.get(timeout=0.5))
             except queue.Empty:
                 continue
-            by_id[frame.get("id")] = frame
+            if frame.get("id") is None:
+                null_ids.append(frame)
+            else:
+                by_id[frame["id"]] = frame
     finally:
         proc.stdin.close()
         proc.wait(30)
@@ -177,6 +182,9 @@ def test_every_request_with_an_id_is_answered_even_when_malformed(server_kb):
     assert by_id[4]["error"]["code"] == -32600 and "method" in by_id[4]["error"]["message"]
     assert by_id[5]["error"]["code"] == -32700
     assert by_id[6]["result"] == {}
+    # "this is not json", "[" × 3000 and the control characters: a parse error each, id null
+    assert [f["error"]["code"] for f in null_ids] == [-32700] * 3
+    assert all("id" in f and "not valid JSON" in f["error"]["message"] for f in null_ids)
     logged = "".join(err_lines)
     assert "this is not json" in logged and "RecursionError" in logged
     assert 'request id {"a": 1} is neither an integer nor a string' in logged
@@ -201,3 +209,44 @@ def test_a_client_that_goes_away_ends_the_server_quietly(server_kb):
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_exclusions_empty_filters_and_document_spellings_over_stdio(server_kb):
+    """GrooveSeek v1.1 / v1.12 over a real client: excluded_terms echoed, a query of
+    exclusions only refused, a filter that can match nothing noted, a field with no value
+    refused, and a document path in a second spelling refused naming the canonical one."""
+    async def go() -> dict[str, Any]:
+        async with Client(params(server_kb)) as client:
+            calls = {
+                "excluded": ("search", {"query": "runtime -tokio -\"thread pool\""}),
+                "only_excluded": ("search", {"query": "-tokio"}),
+                "undeclared": ("search", {"query": "runtime", "fields": {"nosuch": ["x"]}}),
+                "no_value": ("search", {"query": "runtime", "fields": {"status": []}}),
+                "dot_slash": ("get_document", {"path": "./guides/rust/async.md"}),
+                "double_slash": ("get_document", {"path": "guides//rust/async.md"}),
+                "canonical": ("get_document", {"path": "guides/rust/async.md"}),
+            }
+            out = {key: await client.call_tool(name, args) for key, (name, args) in calls.items()}
+            try:
+                await client.read_resource("kb://doc/guides//setup.md")
+                out["uri"] = None
+            except MCPError as exc:
+                out["uri"] = str(exc)
+            return out
+
+    out = asyncio.run(go())
+    excluded = out["excluded"].structured_content
+    assert not out["excluded"].is_error
+    assert excluded["filter_applied"]["excluded_terms"] == ["tokio", "thread pool"]
+    refused = out["only_excluded"]
+    assert refused.is_error and "holds only exclusions" in refused.structured_content["error"]
+    undeclared = out["undeclared"].structured_content
+    assert undeclared["results"] == [] and undeclared["notes"] == [
+        "fields: 'nosuch' is not a declared field (no groove-schema.toml declares any field), "
+        "so no document can match it"]
+    assert out["no_value"].is_error and "'status' lists no value" in text_of(out["no_value"])
+    for key in ("dot_slash", "double_slash"):
+        assert out[key].is_error, key
+        assert "write 'guides/rust/async.md'" in out[key].structured_content["error"], key
+    assert not out["canonical"].is_error
+    assert out["uri"] and "write 'guides/setup.md'" in out["uri"]

@@ -39,10 +39,22 @@ def test_every_id_of_a_batch_is_answered(ids):
     assert _answered_ids(line) == set(ids)
 
 
+@settings(max_examples=300, deadline=None)
 @given(st.text().filter(lambda s: not s.lstrip().startswith(("{", "["))))
-def test_lines_that_are_not_requests_never_produce_a_reply_without_an_id(text):
-    replies = check_line(text)
-    assert replies is None or all(r.id is not None for r in replies)
+def test_a_line_that_is_not_json_gets_one_parse_error_with_a_null_id(text):
+    """JSON-RPC 2.0: a parse error whose id cannot be read is answered with id null; JSON
+    that is no request (``1``, ``"x"``) and blank lines get no reply."""
+    replies = check_line(text.replace("\n", " "))
+    try:
+        json.loads(text)
+        is_json = True
+    except ValueError:
+        is_json = False
+    if is_json or not text.strip():
+        assert not replies
+    else:
+        assert replies is not None and len(replies) == 1
+        assert replies[0].id is None and replies[0].error.code == -32700
 
 
 def _lone_surrogate(text: str) -> bool:

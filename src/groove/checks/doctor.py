@@ -20,7 +20,9 @@ The families of checks, each finding naming its fix:
   would have given more than ``max_chunks_per_file`` chunks (a source file:
   "chunked without definitions", too deep or over that bound);
 * **fields** — declared frontmatter fields pending (never recorded) or stale
-  (the schema on disk declares another set than the index holds).
+  (the schema on disk declares another set than the index holds);
+* **frontmatter** — documents indexed without a frontmatter block that does
+  not parse (tagged ``frontmatter:unparsed``).
 
 Doctor only reads. It never writes to the index, never downloads a model and
 never touches a file. "Could not run" (no index, not a groove index) is an
@@ -53,7 +55,7 @@ log = logging.getLogger("groove.checks.doctor")
 FIX_INDEX = "groove index"
 FIX_FORCE = "groove index --force"
 CHECKS = ("integrity", "full-text", "build", "servability", "metadata", "chunking", "fields",
-          "grooveseek")
+          "frontmatter", "grooveseek")
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
             report.findings += _servability(kb, store)
             report.findings += _chunking(kb, store, report.facts)
             report.findings += _declared_fields(kb, store, report.facts)
+            report.findings += _unparsed_frontmatter(store, report.facts)
             report.findings += _grooveseek_leftovers(kb)
     except CorruptIndexError as exc:
         report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
@@ -280,6 +283,19 @@ def _without_definitions(doc: DocumentRow, cap: int) -> Finding:
     return Finding("chunking", f"chunked without definitions ({doc.chunk_count} line-based "
                    f"chunks): {why}; every line is searchable, without symbol_kind or scope",
                    fix, doc.path)
+
+
+# --- frontmatter -----------------------------------------------------------------
+def _unparsed_frontmatter(store: Store, facts: dict[str, Any]) -> list[Finding]:
+    """Each document indexed without its frontmatter because the block does not parse."""
+    from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
+
+    paths = store.tagged_paths(FRONTMATTER_UNPARSED_TAG)
+    facts["frontmatter_unparsed"] = len(paths)
+    return [Finding("frontmatter", f"indexed without its frontmatter, which does not parse "
+                    f"(tagged {FRONTMATTER_UNPARSED_TAG}): its title, date, tags and fields are "
+                    "not in the index", f"fix the block (`groove validate` says where), then run "
+                    f"{FIX_INDEX}", path) for path in paths]
 
 
 # --- declared fields -------------------------------------------------------------

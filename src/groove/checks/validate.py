@@ -60,8 +60,20 @@ _OPTION_KEYS = ("allow_unknown_fields",)
 #: Frontmatter keys the Markdown parser keeps in fields of their own: always
 #: declared, never stored as declared fields.
 PARSER_FIELDS = ("title", "date", "tags", "category", "topic")
-#: The violation kind ``--strict`` / ``allow_unknown_fields = false`` reports.
+#: The violation kinds (``kind`` in ``validate --format json``), one per rule broken.
+MISSING = "required_missing"
+EMPTY = "empty_value"
+WRONG_TYPE = "wrong_type"
+TOO_SHORT = "too_short"
+TOO_LONG = "too_long"
+PATTERN = "pattern_mismatch"
+NOT_IN_ENUM = "enum_mismatch"
+#: What ``--strict`` / ``allow_unknown_fields = false`` reports.
 UNDECLARED_FIELD = "undeclared_field"
+#: A frontmatter block that does not parse (the document is indexed without it).
+FRONTMATTER_UNPARSED = "frontmatter_unparsed"
+KINDS = (MISSING, EMPTY, WRONG_TYPE, TOO_SHORT, TOO_LONG, PATTERN, NOT_IN_ENUM, UNDECLARED_FIELD,
+         FRONTMATTER_UNPARSED)
 _LENGTH_TYPES = ("string", "list")
 _PATTERN_TYPES = ("string", "date", "list")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
@@ -258,39 +270,42 @@ def _type_name(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def check_value(rule: FieldRule, value: Any, present: bool) -> list[str]:
-    """Violations of ``rule`` by one frontmatter value (``present``: the key exists)."""
+def check_value(rule: FieldRule, value: Any, present: bool) -> list[tuple[str, str]]:
+    """Violations of ``rule`` by one frontmatter value (``present``: the key exists), as
+    (kind, message): each kind one of :data:`KINDS`."""
     if not present:
-        return [f"required field {rule.name!r} is missing"] if rule.required else []
+        return [(MISSING, f"required field {rule.name!r} is missing")] if rule.required else []
     if _is_empty(value):
-        return [] if rule.allow_empty else [f"field {rule.name!r} is empty"]
+        return [] if rule.allow_empty else [(EMPTY, f"field {rule.name!r} is empty")]
     if rule.type is not None and not _type_ok(rule.type, value):
         shown = json.dumps(value, ensure_ascii=False, default=str)[:80]
         if rule.type == "date" and isinstance(value, str):
-            return [f"field {rule.name!r} must be a date (YYYY-MM-DD), got {shown}"]
-        return [f"field {rule.name!r} must be {rule.type}, got {_type_name(value)} {shown}"]
+            return [(WRONG_TYPE, f"field {rule.name!r} must be a date (YYYY-MM-DD), got {shown}")]
+        return [(WRONG_TYPE,
+                 f"field {rule.name!r} must be {rule.type}, got {_type_name(value)} {shown}")]
     out = []
     if isinstance(value, str | list):
         size = len(value)
         unit = "characters" if isinstance(value, str) else "items"
         if rule.min_length is not None and size < rule.min_length:
-            out.append(f"field {rule.name!r} has {size} {unit}, fewer than min_length "
-                       f"{rule.min_length}")
+            out.append((TOO_SHORT, f"field {rule.name!r} has {size} {unit}, fewer than "
+                                   f"min_length {rule.min_length}"))
         if rule.max_length is not None and size > rule.max_length:
-            out.append(f"field {rule.name!r} has {size} {unit}, more than max_length "
-                       f"{rule.max_length}")
+            out.append((TOO_LONG, f"field {rule.name!r} has {size} {unit}, more than "
+                                  f"max_length {rule.max_length}"))
     items = value if isinstance(value, list) else [value]
     if rule.pattern is not None:
         for item in items:
             if isinstance(item, str) and not rule.pattern.search(item):
-                out.append(f"field {rule.name!r} value {item!r} does not match pattern "
-                           f"{rule.pattern.pattern!r}")
+                out.append((PATTERN, f"field {rule.name!r} value {item!r} does not match "
+                                     f"pattern {rule.pattern.pattern!r}"))
     if rule.enum is not None:
         for item in items:
             if item not in rule.enum:
                 allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in rule.enum)
-                out.append(f"field {rule.name!r} value {json.dumps(item, ensure_ascii=False)} "
-                           f"is not one of {allowed}")
+                out.append((NOT_IN_ENUM, f"field {rule.name!r} value "
+                                         f"{json.dumps(item, ensure_ascii=False)} is not one of "
+                                         f"{allowed}"))
     return out
 
 
@@ -301,14 +316,12 @@ class Violation:
     line: int
     field: str | None
     message: str
-    #: A machine-readable kind where one is defined (``undeclared_field``).
-    kind: str | None = None
+    #: Which rule was broken, one of :data:`KINDS`.
+    kind: str
 
     def to_json(self) -> dict[str, Any]:
-        out = {"path": self.path, "line": self.line, "field": self.field, "message": self.message}
-        if self.kind is not None:
-            out["kind"] = self.kind
-        return out
+        return {"path": self.path, "line": self.line, "field": self.field,
+                "message": self.message, "kind": self.kind}
 
 
 @dataclass
@@ -409,18 +422,19 @@ def _check_file(kb_path: Path, rel: str, schema: Schema, strict: bool
         text = decode_utf8(read_file_safely(kb_path, rel), rel)
     except GrooveError as exc:
         return [], f"skipped {rel}: {exc}"
-    warnings: list[str] = []
-    front, _ = split_frontmatter(text, warnings)
-    broken = [w for w in warnings if "frontmatter" in w]
-    if broken:
-        found = re.search(r"at line (\d+)", broken[0])
-        return [Violation(rel, int(found.group(1)) if found else 1, None, broken[0])], None
+    split = split_frontmatter(text)
+    front = split.mapping
+    if split.problem is not None:
+        found = re.search(r"at line (\d+)", split.problem)
+        return [Violation(rel, int(found.group(1)) if found else 1, None,
+                          f"{split.problem}; indexed without frontmatter",
+                          FRONTMATTER_UNPARSED)], None
     out = []
     for rule in schema.rules:
         present = rule.name in front
         line = _key_line(text, rule.name) if present else 1
-        out += [Violation(rel, line, rule.name, m)
-                for m in check_value(rule, front.get(rule.name), present)]
+        out += [Violation(rel, line, rule.name, message, kind)
+                for kind, message in check_value(rule, front.get(rule.name), present)]
     if strict:
         known = schema.declared | set(PARSER_FIELDS)
         out += [Violation(rel, _key_line(text, key), key,

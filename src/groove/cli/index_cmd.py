@@ -54,6 +54,10 @@ def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, a
         reporter.stop()
         fail(interrupted_message(kb), 130)
     click.echo(json.dumps(summary.to_json()) if as_json else summary.line())
+    if summary.frontmatter_unparsed and kb.config.index.fail_on_frontmatter_error:
+        fail(f"{summary.frontmatter_unparsed} document(s) with a frontmatter that does not parse "
+             "(indexed without it, tagged frontmatter:unparsed; the warnings above name them) "
+             "and [index] fail_on_frontmatter_error = true: fix them, then run `groove index`", 1)
 
 
 def interrupted_message(kb: KnowledgeBase) -> str:

@@ -36,13 +36,21 @@ def embed_line(progress: EmbedProgress, *, now: float | None = None) -> str:
     """
     total = max(progress.tokens_total, progress.tokens_done)
     pct = 100.0 * progress.tokens_done / total if total else 100.0
-    eta_s = progress.eta_s
-    if eta_s is not None and now is not None:
-        eta_s = max(0.0, eta_s - (now - progress.started - progress.elapsed_s))
-    eta = eta_text(eta_s) if progress.tokens_done else "after the first batch"
+    since = 0.0 if now is None else now - progress.started - progress.elapsed_s
+    eta = eta_range_text(progress, since) if progress.tokens_done else "after the first batch"
     return (f"{progress.documents_done}/{progress.documents_total} documents, "
             f"{progress.tokens_done}/{total} tokens ({pct:.0f}%), "
-            f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta}")
+            f"{progress.recent_rate:.0f} tokens/s, ETA {eta}")
+
+
+def eta_range_text(progress: EmbedProgress, since: float = 0.0) -> str:
+    """The ETA (counting down ``since`` seconds after the last batch), as a range
+    ``4 min 10 s–5 min 20 s`` while the rate still moves (EmbedProgress.eta_range_s)."""
+    found = progress.eta_range_s
+    if found is None:
+        return eta_text(None)
+    soon, late = (eta_text(max(0.0, x - since)) for x in found)
+    return soon if soon == late else f"{soon}–{late}"
 
 
 def eta_text(seconds: float | None) -> str:
@@ -184,7 +192,7 @@ class Bar(Reporter):
                 self._embed_task, completed=progress.tokens_done,
                 total=max(progress.tokens_total, progress.tokens_done),
                 detail=(f"{progress.documents_done}/{progress.documents_total} documents, "
-                        f"{progress.tokens_per_s:.0f} tokens/s, ETA {eta_text(progress.eta_s)}"))
+                        f"{progress.recent_rate:.0f} tokens/s, ETA {eta_range_text(progress)}"))
 
     def finish(self, summary: IndexSummary) -> None:
         self.stop()

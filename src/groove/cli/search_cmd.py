@@ -19,6 +19,10 @@ from groove.search.request import SearchRequest
 MARK_ON, MARK_OFF = "\x1b[7m", "\x1b[27m"
 
 
+#: The text format's whole answer when nothing was found (the notes on stderr say why).
+NO_RESULTS = "no results"
+
+
 def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
     """Blocks separated by ``---``: path, heading, score, then the content.
 
@@ -26,7 +30,10 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
     kind, scope and line range on a ``symbol:`` line.
 
     ``highlight`` marks each match span in reverse video (for a terminal).
+    An answer without hits is the line :data:`NO_RESULTS`, never an empty line.
     """
+    if not response.results:
+        return NO_RESULTS
     blocks = []
     for hit in response.results:
         content = highlighted(hit.content, hit.match_spans) if highlight else hit.content
@@ -83,6 +90,8 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     note = response.index.note() if response.index is not None else None
     if note:
         click.echo(f"note: {note}", err=True)
+    for filter_note in response.notes:
+        click.echo(f"note: {filter_note}", err=True)
     if fmt == "json":
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
     else:

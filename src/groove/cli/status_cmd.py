@@ -23,6 +23,7 @@ _LABELS = (
     ("index_path", "Index"),
     ("last_indexed", "Last indexed"),
     ("tags_unreadable", "Unreadable tags"),
+    ("frontmatter_unparsed", "Unparsed frontmatter"),
 )
 
 
@@ -47,6 +48,22 @@ def index_lines(status: dict[str, Any]) -> list[str]:
     ]
 
 
+def last_indexed(status: dict[str, Any]) -> str:
+    """When a run last finished, and whether the last one was interrupted.
+
+    ``last_indexed`` is written when a run reaches its end; a run stopped
+    before (Ctrl-C, a crash) leaves documents behind and the index
+    ``incomplete``, so "never" alone would contradict the document count.
+    """
+    last = status["last_indexed"]
+    state = status["index"]
+    if state["state"] != "incomplete" or state["build_running"]:
+        return last or "never"
+    stopped = state["last_change"] or "an unknown time"
+    return (f"{last or 'never completed'}; the last run stopped before its end (interrupted; "
+            f"its last write: {stopped}): run `groove index` to finish it")
+
+
 def _count(value: int | None) -> str:
     if value is None:
         return "not counted yet (a large folder: `groove status --count-files` waits for the count)"
@@ -67,7 +84,7 @@ def status_command(kb: KnowledgeBase, fmt: str, count_files: bool) -> None:
         click.echo(json.dumps(status, ensure_ascii=False, indent=2))
         return
     for key, label in _LABELS:
-        value = status.get(key)
+        value = last_indexed(status) if key == "last_indexed" else status.get(key)
         click.echo(f"{label}: {'never' if value is None else value}")
     declared = status["declared_fields"]
     shown = "none recorded" if declared is None else (", ".join(declared) or "none")

@@ -105,11 +105,38 @@ def _private_to_installer(path: Path) -> bool:
 MAX_TOML_DEPTH = 32
 
 
+#: Longest file whose unclosed value is looked for line by line (each try is one parse).
+_UNCLOSED_SEARCH_LINES = 2000
+
+
+def _unclosed_at(text: str, error: str) -> str:
+    """Where a value the parser reached the end of the file in began (the parser names no line).
+
+    The statement is the last one after which the lines before it still parse:
+    ``; the value starting at line 3 (parsers = ["md",) is never closed``.
+    """
+    lines = text.split("\n")
+    if "end of document" not in error or len(lines) > _UNCLOSED_SEARCH_LINES:
+        return ""
+    for start in range(len(lines) - 1, -1, -1):
+        if not lines[start].strip() or lines[start].lstrip().startswith("#"):
+            continue
+        try:
+            tomllib.loads("\n".join(lines[:start]))
+        except tomllib.TOMLDecodeError:
+            continue
+        shown = lines[start].strip()
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return f"; the value starting at line {start + 1} ({shown}) is never closed"
+    return ""
+
+
 def _parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: malformed TOML: {exc}") from None
+        raise ConfigError(f"{where}: malformed TOML: {exc}{_unclosed_at(text, str(exc))}"
+                          ) from None
     except RecursionError:
         raise ConfigError(f"{where}: {_deep_key(text)} is nested too deeply to parse (tables and "
                           f"arrays inside each other); accepted: at most {MAX_TOML_DEPTH} "

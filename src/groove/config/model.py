@@ -82,8 +82,10 @@ class QualityFilterConfig(_Section):
     threshold: float = Field(0.3, ge=0.0, le=1.0, description="a number in [0, 1]")
 
 
-#: The smallest ``[parsers.code] max_chunk_chars``: a few lines of code.
-MIN_CODE_CHUNK_CHARS = 200
+#: The smallest ``[parsers.code] max_chunk_chars``: GrooveSeek's floor (a line or two of
+#: code). Below the default the file's chunk bound (``max_chunks_per_file``) still holds:
+#: a file that would give more chunks is chunked coarsely by lines.
+MIN_CODE_CHUNK_CHARS = 30
 
 
 class CodeParsersConfig(_Section):
@@ -246,6 +248,9 @@ class IndexConfig(_Section):
         DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (Markdown, text and code files)")
     max_decompressed_size: ByteSize = Field(
         DEFAULT_CAP, description=f"{SIZE_ACCEPTED} (what one Office file may inflate to)")
+    fail_on_frontmatter_error: bool = Field(
+        False, description="true or false (true: `groove index` exits 1 after a run that met a "
+                           "frontmatter which does not parse)")
 
     def size_caps(self) -> dict[str, int | None]:
         """The three caps in bytes (None: unlimited), by key."""

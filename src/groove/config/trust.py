@@ -79,6 +79,7 @@ def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str
             del table[key]
             log.warning("%s is untrusted (found by discovery): %s ignored (%s); "
                         "pass --config to trust it", source, dotted, why)
+    _announce_parsers(raw, validated, source)
     reason = None
     if raw.get("kb_path") is not None:
         reason = _unsafe_kb_reason(raw["kb_path"], source.parent)
@@ -87,6 +88,26 @@ def _apply_trust(raw: dict[str, Any], validated: _Settings, source: Path) -> str
                         source, raw["kb_path"], reason)
             reason = f"kb_path {raw.pop('kb_path')} in {source} was ignored because {reason}"
     return reason
+
+
+def _announce_parsers(raw: dict[str, Any], validated: _Settings, source: Path) -> None:
+    """An untrusted ``[parsers] enabled`` beyond Markdown is applied, and said so.
+
+    GrooveSeek drops the key from an untrusted file (since v1.3) because there it
+    decides whether a grammar plugin, native code from a directory, is loaded.
+    In groove a parser is code the user installed (a package), never code from
+    the folder, so the key stays among those a discovered file may set; but
+    which formats of a shared folder get read is worth one line.
+    """
+    parsers = _get(raw, ("parsers",))
+    enabled = list(validated.parsers.enabled)
+    if not isinstance(parsers, dict) or "enabled" not in parsers or enabled == ["md"]:
+        return
+    log.warning("%s is untrusted (found by discovery): [parsers] enabled = %s is applied "
+                "(groove's installed parsers read these formats; nothing is loaded from the "
+                "folder; GrooveSeek ignores the key in an untrusted file); pass --config to "
+                "trust the file, or remove the key to read Markdown only",
+                source, ", ".join(enabled))
 
 
 def _check_kb_dir(kb: Path, origin: str) -> None:

@@ -43,6 +43,14 @@ class Embedder(ABC):
         a model that runs in this process is already loaded, so this does nothing.
         """
 
+    def expect_dim(self, dim: int | None) -> None:  # noqa: B027  (a local model's is fixed)
+        """The index holds vectors of ``dim`` (None: none yet).
+
+        A model that runs here has one dimension, part of its name; a remote
+        one, which may be served anywhere, checks its answers against this
+        dimension and refuses another (see the OpenAI-compatible embedder).
+        """
+
     def token_count(self, text: str) -> int:
         """Tokens the model would see; backends without a tokenizer use ``len/4``."""
         return max(1, len(text) // 4)

@@ -135,6 +135,18 @@ class OpenAIEmbedder(Embedder):
             return self._dim
         raise AttributeError(name)
 
+    def expect_dim(self, dim: int | None) -> None:
+        """Answers must have the index's dimension: the same model name served elsewhere
+        (another port or host, GrooveSeek v1.13) keeps the index only if it gives the same."""
+        if dim is None:
+            return
+        if self._dim is None:
+            self._dim = dim  # each answer is checked against it (_vectors)
+        elif self._dim != dim:
+            raise self._fail(f"model {self.name!r} is configured for dimension {self._dim} "
+                             f"([embedder] dimensions), but the index holds dimension {dim}; "
+                             "set the index's dimension, or rebuild with `groove index --force`")
+
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

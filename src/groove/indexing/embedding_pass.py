@@ -32,6 +32,7 @@ docs/index-lifecycle.md describes the whole build.
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -207,9 +208,28 @@ def make_batches(items: Iterable[EmbedItem], *, max_tokens: int = BATCH_TOKENS,
     return batches
 
 
+#: The ETA's point rate is measured over this many of the latest batches (the whole
+#: pass's average lags: batches go shortest texts first, and a longer text embeds fewer
+#: tokens per second, so the rate keeps falling as the pass goes on).
+RATE_WINDOW_BATCHES = 8
+#: Batches needed before the rate's trend is extrapolated.
+TREND_MIN_BATCHES = 4
+#: The extrapolated rate never falls below this share of the recent one.
+TREND_FLOOR = 0.25
+#: Two ends within this fraction of each other: one ETA, not a range.
+RANGE_MIN_SPREAD = 0.05
+
+
 @dataclass
 class EmbedProgress:
-    """Totals of one pass (tokens are what the ETA is computed from)."""
+    """Totals of one pass (tokens are what the ETA is computed from).
+
+    The ETA is a range over the tokens left: one end at the rate of the latest
+    batches (:data:`RATE_WINDOW_BATCHES`), the other following the rate's
+    trend over the pass so far (a straight line through each batch's rate
+    against its position in tokens, extrapolated to the end of the pass).
+    While the rate is steady both ends agree and one ETA is shown.
+    """
 
     documents_total: int = 0
     tokens_total: int = 0
@@ -221,15 +241,72 @@ class EmbedProgress:
     documents_rejected: int = 0
     elapsed_s: float = 0.0
     started: float = field(default_factory=time.perf_counter)
+    #: (tokens, seconds) of every batch, in order, for :attr:`recent_rate` and the trend.
+    batches: list[tuple[int, float]] = field(default_factory=list, repr=False)
+
+    def batch_done(self, tokens: int, now: float | None = None) -> None:
+        """A batch of ``tokens`` finished at ``now`` (``perf_counter``; default: now)."""
+        now = time.perf_counter() if now is None else now
+        took = now - self.started - self.elapsed_s
+        self.batches.append((tokens, max(took, 1e-6)))
+        self.tokens_done += tokens
+        self.elapsed_s = now - self.started
 
     @property
     def tokens_per_s(self) -> float:
+        """The whole pass's average rate."""
         return self.tokens_done / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     @property
+    def recent_rate(self) -> float:
+        """The rate of the latest batches (the average before any batch was recorded)."""
+        recent = self.batches[-RATE_WINDOW_BATCHES:]
+        seconds = sum(took for _, took in recent)
+        if not recent or seconds <= 0:
+            return self.tokens_per_s
+        return sum(tokens for tokens, _ in recent) / seconds
+
+    @property
     def eta_s(self) -> float | None:
-        rate = self.tokens_per_s
+        """Tokens left over the recent rate."""
+        rate = self.recent_rate
         return (self.tokens_total - self.tokens_done) / rate if rate > 0 else None
+
+    @property
+    def eta_range_s(self) -> tuple[float, float] | None:
+        """(soonest, latest); equal (one ETA) while the rate is steady; None before a batch."""
+        point = self.eta_s
+        if point is None:
+            return None
+        trend = self._trend_eta()
+        if trend is None or abs(trend - point) <= RANGE_MIN_SPREAD * max(point, 1e-9):
+            return point, point
+        return min(point, trend), max(point, trend)
+
+    def _trend_eta(self) -> float | None:
+        """Seconds for the tokens left if the rate keeps changing as it has: the time
+        integral of 1 / (a + b x) from here to the end, with the rate floored."""
+        if len(self.batches) < TREND_MIN_BATCHES:
+            return None
+        xs, ys, at = [], [], 0
+        for tokens, took in self.batches:
+            xs.append(at + tokens / 2)
+            ys.append(tokens / took)
+            at += tokens
+        mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+        spread = sum((x - mean_x) ** 2 for x in xs)
+        if spread <= 0:
+            return None
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+        left = self.tokens_total - self.tokens_done
+        now_rate = self.recent_rate
+        end_rate = max(now_rate + slope * left, TREND_FLOOR * now_rate)
+        if now_rate <= 0 or left <= 0:
+            return None
+        if abs(end_rate - now_rate) < 1e-9 * now_rate:
+            return left / now_rate
+        # the rate moves linearly from now_rate to end_rate over ``left`` tokens
+        return left * math.log(end_rate / now_rate) / (end_rate - now_rate)
 
 
 ProgressCallback = Callable[[EmbedProgress], None]
@@ -306,9 +383,8 @@ def run_embedding_pass(store: Store, executor: EmbeddingExecutor, *,
                 with lock:
                     store.write_vectors(vectors.pop(item.doc_id), counts.pop(item.doc_id, None))
                 progress.documents_done += 1
-        progress.tokens_done += batch.tokens
+        progress.batch_done(batch.tokens)
         progress.chunks_done += len(batch.items)
-        progress.elapsed_s = time.perf_counter() - progress.started
         if on_progress is not None:
             on_progress(progress)
     progress.tokens_total = max(progress.tokens_total, progress.tokens_done)

@@ -61,6 +61,7 @@ from groove.models import (
 )
 from groove.parsers import get_parser_for
 from groove.parsers._zipguard import decompression_budget
+from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.search.language import document_is_cjk
 from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
 
@@ -84,16 +85,20 @@ class IndexSummary:
     tokens_per_s: float = 0.0
     #: Documents whose input the embedding endpoint rejected (their vectors skipped).
     rejected: int = 0
+    #: Documents read in this run whose frontmatter does not parse (tagged frontmatter:unparsed).
+    frontmatter_unparsed: int = 0
     #: Set when the folder had no indexable file: why, and what to change.
     note: str | None = None
 
     def line(self) -> str:
         rate = (f", embedded {self.chunks_embedded} chunks at {self.tokens_per_s:.0f} tokens/s"
                 if self.chunks_embedded else "")
+        broken = (f", {self.frontmatter_unparsed} with a frontmatter that does not parse"
+                  if self.frontmatter_unparsed else "")
         return (
             f"indexed {self.indexed}, updated {self.updated}, renamed {self.renamed}, "
-            f"deleted {self.deleted}, skipped {self.skipped}, unchanged {self.unchanged} "
-            f"in {self.elapsed_s:.2f}s{rate}"
+            f"deleted {self.deleted}, skipped {self.skipped}, unchanged {self.unchanged}"
+            f"{broken} in {self.elapsed_s:.2f}s{rate}"
         )
 
     def to_json(self) -> dict[str, float | int | str | None]:
@@ -172,34 +177,41 @@ def probe_before_reset(embedder: Embedder) -> None:
                           f"probe a forced rebuild sends first: {exc}") from None
 
 
-def model_mismatch(meta: IndexMeta, model_id: str, model_url: str | None,
-                   db_path: Path) -> IndexMismatchError | None:
-    """The refusal when the index was built by another model, or the same name served elsewhere."""
-    if meta.model_id is None or (meta.model_id, meta.model_url or None) == (model_id, model_url):
+def model_mismatch(meta: IndexMeta, model_id: str, db_path: Path) -> IndexMismatchError | None:
+    """The refusal when the index was built by another model.
+
+    The model is its name (and the dimension it gives, checked where vectors
+    meet: :meth:`Embedder.expect_dim`); where a remote model is served is not
+    part of it (GrooveSeek v1.13): the same model moved to another port or
+    host keeps its index.
+    """
+    if meta.model_id is None or meta.model_id == model_id:
         return None
-    built = meta.model_id + (f" at {meta.model_url}" if meta.model_url else "")
-    wanted = model_id + (f" at {model_url}" if model_url else "")
     return IndexMismatchError(
-        f"the index at {db_path} was built with model {built!r} (dim {meta.dim}), not "
-        f"{wanted!r}; rebuild it with `groove index --force --model {model_id}` or use "
-        f"--model {meta.model_id}" + (" with its [embedder] url" if meta.model_url else "")
-    )
+        f"the index at {db_path} was built with model {meta.model_id!r} (dim {meta.dim}), not "
+        f"{model_id!r}; rebuild it with `groove index --force --model {model_id}` or use "
+        f"--model {meta.model_id}")
 
 
 def prepare_meta(store: Store, config: Config, embedder_id: str, dim: Callable[[], int],
                  *, force: bool, embedder_url: str | None = None) -> bool:
     """Check (or record) model and context mode; return whether contextual mode is on.
 
-    A model mismatch (a remote model: name or URL) is refused unless ``force``;
+    A model mismatch (another model name) is refused unless ``force``;
     with ``force`` the old vectors are incompatible, so the index is cleared
     first. A changed contextual setting without ``force`` keeps the recorded mode.
     """
     meta = store.meta()
     wanted_mode = context_mode_name(config.contextual.enabled)
     fresh = meta.model_id is None
-    mismatch = model_mismatch(meta, embedder_id, embedder_url, config.db_path)
+    mismatch = model_mismatch(meta, embedder_id, config.db_path)
     if mismatch is not None and not force:
         raise mismatch
+    if not fresh and not force and (meta.model_url or None) != (embedder_url or None):
+        log.info("model %s is now served at %s (the index was built through %s); same model, "
+                 "the index is kept", embedder_id, embedder_url or "this process",
+                 meta.model_url or "this process")
+        store.set_meta(model_url=embedder_url or "")
     if fresh or force:
         if not fresh and (mismatch is not None or meta.context_mode != wanted_mode):
             store.clear()
@@ -276,6 +288,7 @@ def _run_index(
     was_complete = build_finished(store.meta())
     contextual = prepare_meta(store, config, embedder.model_id, lambda: embedder.dim, force=force,
                               embedder_url=embedder.source)
+    embedder.expect_dim(store.meta().dim)
     store.set_meta(build_state=BUILDING)
     run = _Run(config, store, embedder, reporter or Reporter(), contextual,
                write_lock or nullcontext(), declared)
@@ -556,6 +569,8 @@ def _parse(run: _Run, rel_path: str, data: bytes) -> ParsedDocument | None:
         return None
     for warning in parsed.warnings:
         log.warning("%s: %s", rel_path, warning)
+    if FRONTMATTER_UNPARSED_TAG in parsed.tags:
+        run.summary.frontmatter_unparsed += 1
     return parsed
 
 

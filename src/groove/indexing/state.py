@@ -71,6 +71,7 @@ def read_index_state(store: Store, *, building: bool, files: FileChanges | None)
         last_change=iso_time(meta.changed_at or meta.last_indexed),
         files_newer=None if files is None else files.newer,
         files_skipped=None if files is None else files.skipped,
+        files_total=None if files is None else files.total,
     )
 
 
@@ -89,6 +90,9 @@ class FileChanges:
 
     newer: int
     skipped: int
+    #: Every member file the walk found (read, skipped or newer): how far a build's
+    #: reading is, ``total - newer`` of ``total``.
+    total: int = 0
 
 
 def count_file_changes(config: Config, indexed_mtimes: dict[str, float],
@@ -96,7 +100,7 @@ def count_file_changes(config: Config, indexed_mtimes: dict[str, float],
     """One walk of the folder (file system only, no index reads), counting both kinds."""
     from groove.indexing.fileset import FileSet
 
-    newer = skipped = 0
+    newer = skipped = total = 0
 
     def refused(_shown: str, _reason: str) -> None:  # the index run warned about it already
         nonlocal skipped
@@ -109,6 +113,7 @@ def count_file_changes(config: Config, indexed_mtimes: dict[str, float],
             mtime = os.stat(os.path.join(root, rel), follow_symlinks=False).st_mtime
         except OSError:
             continue
+        total += 1
         if recorded is not None and abs(mtime - recorded) <= 1e-6:
             continue
         was_skipped = skipped_mtimes.get(rel)
@@ -116,7 +121,7 @@ def count_file_changes(config: Config, indexed_mtimes: dict[str, float],
             skipped += 1
         else:
             newer += 1
-    return FileChanges(newer=newer, skipped=skipped)
+    return FileChanges(newer=newer, skipped=skipped, total=total)
 
 
 class FileChangesMonitor:

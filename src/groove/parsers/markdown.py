@@ -3,7 +3,7 @@
 Only ATX headings (``#`` .. ``######``) start sections; a ``#`` line inside a
 fenced code block (``` or ~~~, CommonMark closing rules) is code, not a
 heading. A broken frontmatter never costs the document: it is indexed without
-it and the reason lands in ``ParsedDocument.warnings``.
+it, tagged ``frontmatter:unparsed``, and the reason lands in ``ParsedDocument.warnings``.
 """
 
 from __future__ import annotations
@@ -47,9 +47,14 @@ class MarkdownParser(Parser):
     def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
         text = decode_utf8(data, rel_path)
         warnings: list[str] = []
-        front, body = split_frontmatter(text, warnings)
-        sections = split_sections(body)
-        fields = _Frontmatter.read(front, warnings)
+        split = split_frontmatter(text)
+        if split.problem is not None:
+            warnings.append(f"{split.problem}; indexed without frontmatter, tagged "
+                            f"{FRONTMATTER_UNPARSED_TAG}")
+        sections = split_sections(split.body)
+        fields = _Frontmatter.read(split.mapping, warnings)
+        if split.problem is not None:
+            fields.tags.append(FRONTMATTER_UNPARSED_TAG)
         category, topic = path_category_topic(rel_path)
         return ParsedDocument(
             title=fields.title or _first_h1(sections) or title_from_filename(rel_path),
@@ -65,16 +70,32 @@ class MarkdownParser(Parser):
 
 
 # --- frontmatter -------------------------------------------------------------------
-def split_frontmatter(text: str, warnings: list[str]) -> tuple[dict[str, Any], str]:
-    """(mapping, body). A block that is not a YAML mapping yields ``{}`` and a warning."""
+#: The tag of a document whose frontmatter block did not parse (GrooveSeek v1.7): it is
+#: indexed without the block, and ``status``, ``doctor`` and ``validate`` count it.
+FRONTMATTER_UNPARSED_TAG = "frontmatter:unparsed"
+
+
+@dataclass(frozen=True)
+class FrontmatterSplit:
+    """A Markdown text cut into its frontmatter mapping and body.
+
+    ``problem`` says why a block that is there was not read (not YAML, not a
+    mapping, no closing ``---``, too large); None when there is no block or it read.
+    """
+
+    mapping: dict[str, Any]
+    body: str
+    problem: str | None = None
+
+
+def split_frontmatter(text: str) -> FrontmatterSplit:
+    """The frontmatter and the body. A block that is not a YAML mapping gives ``{}`` and a problem."""
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
-        return {}, text
+        return FrontmatterSplit({}, text)
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     if end is None:
-        warnings.append("frontmatter starts with '---' but has no closing '---'; "
-                        "indexed without frontmatter")
-        return {}, text
+        return FrontmatterSplit({}, text, "frontmatter starts with '---' but has no closing '---'")
     block = "\n".join(lines[1:end])
     body = "\n".join(lines[end + 1:])
     try:
@@ -82,24 +103,19 @@ def split_frontmatter(text: str, warnings: list[str]) -> tuple[dict[str, Any], s
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        warnings.append(f"frontmatter is not valid YAML{where}; indexed without frontmatter")
-        return {}, body
+        return FrontmatterSplit({}, body, f"frontmatter is not valid YAML{where}")
     except Exception as exc:  # e.g. RecursionError on absurd nesting
-        warnings.append(f"frontmatter could not be read ({type(exc).__name__}); "
-                        "indexed without frontmatter")
-        return {}, body
+        return FrontmatterSplit({}, body, f"frontmatter could not be read ({type(exc).__name__})")
     if loaded is None:
-        return {}, body
+        return FrontmatterSplit({}, body)
     if not isinstance(loaded, dict):
-        warnings.append(f"frontmatter is a YAML {type(loaded).__name__}, not a mapping of "
-                        "key: value; indexed without frontmatter")
-        return {}, body
+        return FrontmatterSplit({}, body, f"frontmatter is a YAML {type(loaded).__name__}, not a "
+                                          "mapping of key: value")
     try:
-        return _json_safe(loaded, _Budget(), 0), body
+        return FrontmatterSplit(_json_safe(loaded, _Budget(), 0), body)
     except _TooBig:
-        warnings.append(f"frontmatter expands to over {_MAX_METADATA_NODES} values or "
-                        f"{_MAX_METADATA_DEPTH} levels; indexed without frontmatter")
-        return {}, body
+        return FrontmatterSplit({}, body, f"frontmatter expands to over {_MAX_METADATA_NODES} "
+                                          f"values or {_MAX_METADATA_DEPTH} levels")
 
 
 def load_yaml(block: str) -> Any:

@@ -16,6 +16,7 @@ from groove.config import Config
 from groove.errors import InvalidArgument
 from groove.models import ChunkRow
 from groove.parsers import PARSER_ALIASES
+from groove.search.query import excluded_terms
 from groove.search.request import SearchRequest
 
 
@@ -199,7 +200,8 @@ def _field_pairs(fields: dict[str, list[str]] | None) -> tuple[tuple[str, tuple[
 
 
 def filter_applied(request: SearchRequest) -> dict[str, Any]:
-    """The echo of filters that had an effect: non-empty lists and given scalars.
+    """The echo of filters that had an effect: non-empty lists and given scalars, and
+    ``excluded_terms``: the query's ``-term`` exclusions that excluded something (GrooveSeek v1.1).
 
     ``min_quality`` and ``include_low_quality`` apply without being echoed
     (GrooveSeek's frozen contract: the quality filter is on by default, so an
@@ -218,6 +220,9 @@ def filter_applied(request: SearchRequest) -> dict[str, Any]:
         value = getattr(request, name)
         if value:
             out[name] = {key: list(values) for key, values in value.items()}
+    excluded = excluded_terms(request.query)
+    if excluded:
+        out["excluded_terms"] = list(excluded)
     if request.min_confidence_ratio is not None:
         out["min_confidence_ratio"] = request.min_confidence_ratio
     if request.max_chunks_per_document is not None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from groove.fulltext.scripts import CJK_RUN
 from groove.search.query import is_cjk_char
 
 #: A text is CJK when at least this share of its letters and digits are kana or kanji.
@@ -48,12 +49,22 @@ CJK_CHARS_PER_WORD = 2
 _LATIN_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
+#: Everything that is not a letter or digit (``str.isalnum``: ``\\w`` without ``_``).
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 def cjk_share(text: str) -> float:
-    """The share of ``text``'s letters and digits that are kana or kanji (0 for none)."""
-    letters = [c for c in text if c.isalnum()]
+    """The share of ``text``'s letters and digits that are kana or kanji (0 for none).
+
+    Counted by regular expressions, not per character in Python: every indexed
+    document is judged (:func:`document_is_cjk`), and a per-character loop was
+    a third of the rows pass of ``groove index``.
+    """
+    letters = len(_NOT_ALNUM.sub("", text))
     if not letters:
         return 0.0
-    return sum(1 for c in letters if is_cjk_char(c)) / len(letters)
+    cjk = len(_NOT_ALNUM.sub("", "".join(CJK_RUN.findall(text))))
+    return cjk / letters
 
 
 def is_cjk(text: str) -> bool:

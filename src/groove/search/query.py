@@ -59,6 +59,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from groove.errors import InvalidArgument
 from groove.fulltext.scripts import OTHER as _OTHER
 from groove.fulltext.scripts import SCRIPT_RANGES
 
@@ -137,8 +138,7 @@ class ParsedQuery:
 
 def parse_query(raw: str) -> ParsedQuery:
     """Split ``raw`` into positive text and exclusions, then into FTS phrases."""
-    text = _UNREPRESENTABLE.sub(" ", raw)
-    positive, exclusions = _strip_exclusions(text)
+    positive, exclusions = split_exclusions(raw)
     phrases, capped = _capped_phrases(positive, warn=True)
     fallback = False
     if not phrases:
@@ -148,11 +148,37 @@ def parse_query(raw: str) -> ParsedQuery:
     return ParsedQuery(
         raw=raw,
         positive_text=positive,
-        exclusions=tuple(dict.fromkeys(exclusions)),
+        exclusions=exclusions,
         phrases=tuple(phrases),
         capped=capped,
         whole_text_fallback=fallback,
     )
+
+
+def split_exclusions(raw: str) -> tuple[str, tuple[str, ...]]:
+    """Step 1 alone: (positive text, exclusions), without the phrase split or its warnings."""
+    positive, exclusions = _strip_exclusions(_UNREPRESENTABLE.sub(" ", raw))
+    return positive, tuple(dict.fromkeys(exclusions))
+
+
+def excluded_terms(raw: str) -> tuple[str, ...]:
+    """The exclusions of ``raw`` that exclude something (a letter or digit in them), as
+    echoed in ``filter_applied.excluded_terms``: ``-"..."`` of punctuation excludes nothing."""
+    return tuple(t for t in split_exclusions(raw)[1] if any(c.isalnum() for c in t))
+
+
+def check_searchable(raw: str) -> None:
+    """Refuse (:class:`~groove.errors.InvalidArgument`) a query that is only exclusions.
+
+    A query such as ``-async`` asks for nothing: answering it would return
+    whatever the vector leg prefers for the word it excludes. GrooveSeek (v1.1)
+    refuses it on every surface, and so does groove: the CLI, MCP and a golden file.
+    """
+    if raw.strip() and not split_exclusions(raw)[0].strip():
+        raise InvalidArgument(
+            f"query: {raw.strip()!r} holds only exclusions, so nothing is left to search for; "
+            "accepted: at least one word to search for beside the -terms (to search for a "
+            "word that starts with '-', put it in quotes: \"-word\")")
 
 
 def query_phrases(text: str, *, warn_on_cap: bool = True) -> list[str]:

@@ -59,6 +59,7 @@ from groove.config.model import (
     SearchConfig,
 )
 from groove.errors import InvalidArgument
+from groove.search.query import check_searchable
 
 #: Input bounds (docs/search.md, "Parameters").
 MAX_QUERY_BYTES = 1024
@@ -211,6 +212,29 @@ class SearchRequest(BaseModel):
             check_glob(glob)
         return globs
 
+    @field_validator("languages")
+    @classmethod
+    def _known_languages(cls, languages: list[str] | None) -> list[str] | None:
+        """A language groove has no parser for can match nothing: refused, naming the ones it has."""
+        from groove.parsers import PARSER_ALIASES
+        from groove.parsers.code.grammars import LANGUAGES
+
+        for language in languages or []:
+            if PARSER_ALIASES.get(language, language) not in LANGUAGES:
+                raise ValueError(f"{language!r} is not a source language groove reads (known: "
+                                 f"{', '.join(LANGUAGES)})")
+        return languages
+
+    @field_validator("fields", "fields_not")
+    @classmethod
+    def _values_given(cls, fields: dict[str, list[str]] | None) -> dict[str, list[str]] | None:
+        """``{"status": []}`` would match nothing (or exclude nothing): refused, naming the key."""
+        for key, values in (fields or {}).items():
+            if not values:
+                raise ValueError(f"{key!r} lists no value; give one or more values to match, "
+                                 "or leave the key out")
+        return fields
+
     @field_validator("min_confidence_ratio", mode="before")
     @classmethod
     def _confidence_ratio(cls, value: Any) -> Any:
@@ -259,10 +283,12 @@ def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str
 
 def validate_request(request: SearchRequest) -> SearchRequest:
     """The request ready to run: re-validated (it may have been changed since it was
-    built) and with a query that is more than whitespace. Returns a copy."""
+    built) and with a query that is more than whitespace and more than exclusions.
+    Returns a copy."""
     checked = request.replace()
     if not checked.query.strip():
         raise InvalidArgument("query: must contain something other than whitespace")
+    check_searchable(checked.query)
     return checked
 
 

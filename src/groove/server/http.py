@@ -106,9 +106,14 @@ def lowercase_names(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, byt
     return [(k, v.lower()) if k.lower() in _HOST_HEADERS else (k, v) for k, v in headers]
 
 
+#: What the SDK's DNS-rebinding gate answers a refused ``Host`` with.
+MISDIRECTED = 421
+
+
 class _ResponseHeaders:
     """nosniff everywhere; Host/Origin compared case-insensitively; the SDK's
-    session-cap 503 becomes 429 + Retry-After."""
+    session-cap 503 becomes 429 + Retry-After; its refused-Host 421 becomes 403,
+    as GrooveSeek answers it and as every other refusal of the gate is."""
 
     def __init__(self, app: ASGIApp, mcp_path: str = "/mcp") -> None:
         self.app = app
@@ -130,6 +135,8 @@ class _ResponseHeaders:
                 if opening and message["status"] == 503:
                     message = {**message, "status": 429}
                     headers.append((b"retry-after", str(RETRY_AFTER_S).encode()))
+                elif message["status"] == MISDIRECTED:  # the SDK's refused Host
+                    message = {**message, "status": 403}
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -11,8 +11,10 @@ groove reads stdin itself and checks each line first (docs/troubleshooting.md):
 * a request that carries an ``id`` but cannot be accepted (a lone surrogate
   in its text, an invalid shape, a batch, broken JSON whose ``id`` can still
   be read) is answered with a JSON-RPC error for that ``id``;
-* a line with no ``id`` to answer (garbage, ``[`` × 3000) is logged and
-  dropped; the session goes on;
+* a line that is not JSON and holds no readable ``id`` (garbage, ``[`` × 3000)
+  is logged and answered with a parse error (``-32700``) whose ``id`` is
+  ``null``, as JSON-RPC 2.0 says (the client may be waiting on it); the
+  session goes on;
 * a client that goes away (closes its end of our stdout) ends the server
   quietly, with one ``info`` line instead of a ``BrokenPipeError`` traceback;
 * a request whose ``id`` is neither an integer nor a string (``{"a": 1}``,
@@ -47,6 +49,8 @@ log = logging.getLogger("groove.server.stdio")
 
 #: Longest excerpt of a malformed line written to the log.
 LOG_EXCERPT = 120
+#: The message of every parse-error reply.
+NOT_JSON = "Parse error: the request is not valid JSON"
 _ID_IN_BROKEN_JSON = re.compile(r'^\s*\{.*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
@@ -139,10 +143,11 @@ def check_line(line: str) -> list[types.JSONRPCError] | None:
         message = json.loads(line)
     except (ValueError, RecursionError) as exc:
         found = _ID_IN_BROKEN_JSON.match(line)
-        if found is None:
-            return _logged(line, f"not JSON ({type(exc).__name__})")
-        return _errors(line, [json.loads(found.group(1))], types.PARSE_ERROR,
-                       "Parse error: the request is not valid JSON")
+        if found is None:  # JSON-RPC 2.0: a parse error whose id cannot be read has id null
+            _logged(line, f"not JSON ({type(exc).__name__}); answered with id null")
+            return [types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+                code=types.PARSE_ERROR, message=NOT_JSON))]
+        return _errors(line, [json.loads(found.group(1))], types.PARSE_ERROR, NOT_JSON)
     if isinstance(message, list):
         ids = [m["id"] for m in message if isinstance(m, dict) and "id" in m]
         return _errors(line, ids, types.INVALID_REQUEST, "Invalid request: JSON-RPC batches "

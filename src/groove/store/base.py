@@ -295,6 +295,10 @@ class Store(ABC):
         """How many declared-field values the index holds (``groove status``)."""
         return 0
 
+    def tagged_paths(self, tag: str) -> list[str]:
+        """The paths of the documents carrying ``tag``, sorted (``frontmatter:unparsed``)."""
+        return sorted(d.path for d in self.list_documents() if tag in d.tags)
+
     def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
         """Ids of the documents holding ``key`` with one of ``values`` (exact match)."""
         return set()

@@ -858,6 +858,14 @@ class SQLiteStore(Store):
     def field_row_count(self) -> int:
         return self._counters()["count_field_values"]
 
+    def tagged_paths(self, tag: str) -> list[str]:
+        """One pass over the documents' tag lists (a LIKE prefilter, then the exact JSON test)."""
+        with self._errors("reading document tags"):
+            return [r[0] for r in self._conn.execute(
+                "SELECT path FROM documents WHERE tags LIKE ? ESCAPE '\\' AND EXISTS "
+                "(SELECT 1 FROM json_each(documents.tags) WHERE value = ?) ORDER BY path",
+                (f"%{_like_escape(json.dumps(tag, ensure_ascii=False))}%", tag))]
+
     def field_matches(self, key: str, values: Sequence[str]) -> set[int]:
         """Document ids holding ``key`` = one of ``values`` (the (key, value) index answers)."""
         with self._errors("reading declared fields"):
@@ -1398,6 +1406,10 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
     return ChunkRow(chunk_id, doc_id, index, heading, level, context, content, token_count,
                     quality, path, title, category, topic, date, _tags(tags), bool(binary_format),
                     symbol_kind, scope, line_start, line_end, language)
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _tags(raw: str | None) -> tuple[str, ...]:
