@@ -269,10 +269,12 @@ def _chunking(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
 def _without_definitions(doc: DocumentRow, cap: int) -> Finding:
     """A source file the code chunker cut by lines (docs/indexing.md, "Source code")."""
     from groove.indexing.code_chunking import TOO_DEEP_TAG
+    from groove.parsers.code.nesting import MAX_NESTING
     from groove.parsers.code.outline import MAX_DEPTH
 
     if TOO_DEEP_TAG in doc.tags:
-        why, fix = (f"its definitions nest deeper than {MAX_DEPTH} levels",
+        why, fix = (f"its definitions nest deeper than {MAX_DEPTH} levels (or its code deeper "
+                    f"than {MAX_NESTING}, too deep to parse safely)",
                     "flatten the nesting (the bound is fixed)")
     else:
         why, fix = (f"its definitions give more than max_chunks_per_file ({cap}) chunks",
