@@ -49,6 +49,7 @@ from groove.embedders.base import Embedder
 from groove.errors import (
     Busy,
     CorruptIndexError,
+    FullTextDamaged,
     IndexMismatchError,
     NoIndexError,
     NotFound,
@@ -409,9 +410,19 @@ class KnowledgeBase:
                                           self.db_path)
                 if mismatch is not None:
                     raise mismatch
+                answer = None
                 if store.fulltext_current():
-                    return self._answer(store, request, embedder)
+                    try:
+                        answer = self._answer(store, request, embedder)
+                    except FullTextDamaged:
+                        answer = None  # (exclusions need it) repaired below, then answered
+                    if answer is not None and answer.index is not None \
+                            and answer.index.fulltext_unavailable is None:
+                        return answer
+            # Stale, or found damaged while answering: repair it now when no writer runs.
             self._repair_fulltext(store)  # writes: outside any read snapshot
+            if answer is not None and store.fulltext_problem() is not None:
+                return answer  # not repaired (a writer runs): the vector leg's answer, said so
             with store.read_snapshot():
                 return self._answer(store, request, embedder)
 

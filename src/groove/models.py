@@ -379,6 +379,9 @@ class IndexState:
     files_newer: int | None
     #: Files the index runs skipped and that have not changed since (None when not checked).
     files_skipped: int | None = None
+    #: Why the full-text index cannot answer (damaged, being rebuilt): the answer then
+    #: comes from the vector leg alone. None (and absent from JSON) when it can.
+    fulltext_unavailable: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -395,11 +398,17 @@ class IndexState:
             "last_change": self.last_change,
             "files_newer": self.files_newer,
             "files_skipped": self.files_skipped,
+            **({"fulltext_unavailable": self.fulltext_unavailable}
+               if self.fulltext_unavailable is not None else {}),
         }
 
     def note(self) -> str | None:
         """One sentence for a person when the answer may be partial; None when it is not."""
         embedded = f"{self.documents_embedded} of {self.documents} documents embedded"
+        if self.fulltext_unavailable is not None:
+            return (f"the full-text index cannot be used ({self.fulltext_unavailable}); it is "
+                    "rebuilt from the database, and until then answers come from the vector "
+                    "leg alone (no keyword matches)")
         if self.state == "missing":
             return ("no index yet: a build is starting" if self.build_running
                     else "there is no index yet: run `groove index`")

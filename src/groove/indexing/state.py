@@ -71,6 +71,7 @@ def read_index_state(store: Store, *, building: bool, files: FileChanges | None)
         last_change=iso_time(meta.changed_at or meta.last_indexed),
         files_newer=None if files is None else files.newer,
         files_skipped=None if files is None else files.skipped,
+        fulltext_unavailable=store.fulltext_problem(),
     )
 
 
