@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groove._logging import ANY_CONTROL
 from groove.errors import GrooveError
 
 if TYPE_CHECKING:
@@ -161,6 +162,10 @@ def load_schema(path: Path) -> Schema:
         raise SchemaError(f"schema {path}: 'fields' must be a table of [fields.<name>] tables")
     rules = []
     for name, spec in fields.items():
+        if ANY_CONTROL.search(name) or not name.strip():
+            raise SchemaError(f"schema {path}: field name {name!r} is refused: it is empty or "
+                              "holds a control character (a newline, a tab, an escape); "
+                              "accepted: a frontmatter key of printable characters")
         if not isinstance(spec, dict):
             raise SchemaError(f"schema {path}: field {name!r} must be a table ([fields.{name}])")
         rules.append(_field_rule(path, name, spec))
