@@ -14,14 +14,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The most characters of one chunk's content a model reads (two 512-token windows of
+#: English; every chunk cut by sections or definitions is shorter): a chunk cut coarsely
+#: from a huge file (a 12 MB minified line) costs the embedder at most this much. The
+#: whole content is stored and full-text indexed.
+PASSAGE_MAX_CHARS = 4096
+#: The most characters of content one search hit carries (the hit says it was cut).
+HIT_CONTENT_MAX_CHARS = 20_000
+
 
 def passage_text(context: str, content: str) -> str:
-    """The text a model reads for one chunk: the breadcrumb, a blank line, the content.
+    """The text a model reads for one chunk: the breadcrumb, a blank line, the content
+    (its first :data:`PASSAGE_MAX_CHARS` characters).
 
     The embedder (at index time) and the reranker (at search time) both read
     this, so contextual mode means the same thing to both. Without a
     breadcrumb (contextual mode off) it is the content alone.
     """
+    content = content[:PASSAGE_MAX_CHARS]
     return f"{context}\n\n{content}" if context else content
 
 
@@ -45,6 +55,8 @@ def passage_tokens(content_tokens: int | None, content: str, context: str) -> in
     (``SQLiteStore.pending_token_estimate`` calls this same function), so the
     total and the windows always agree.
     """
+    if len(content) > PASSAGE_MAX_CHARS:  # the model reads only the start (passage_text)
+        return estimated_tokens(content[:PASSAGE_MAX_CHARS]) + len(context) // 4
     return (content_tokens or estimated_tokens(content)) + len(context) // 4
 
 
@@ -298,6 +310,14 @@ class Hit:
     scope: str | None = None
     line_start: int | None = None
     line_end: int | None = None
+    #: The content's length when :meth:`cap_content` cut it (None: it is whole).
+    content_total_chars: int | None = None
+
+    def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
+        """Keep the first ``limit`` characters of an over-long content, recording its length."""
+        if len(self.content) > limit:
+            self.content_total_chars = len(self.content)
+            self.content = self.content[:limit]
 
     def location(self) -> str:
         """``path:line`` for a source-code hit, the path alone otherwise."""
@@ -327,7 +347,17 @@ class Hit:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        cut = self.content_cut()
+        if cut is not None:
+            out["content_cut"] = cut
         return out
+
+    def content_cut(self) -> str | None:
+        """The sentence saying the content was cut (None: it is whole)."""
+        if self.content_total_chars is None:
+            return None
+        return (f"content is cut to its first {len(self.content)} of "
+                f"{self.content_total_chars} characters; get_document returns the document")
 
 
 @dataclass

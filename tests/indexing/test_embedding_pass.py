@@ -190,3 +190,15 @@ def test_what_an_interrupt_loses_is_at_most_the_window_in_flight(tmp_path_factor
     kept = sum(n for doc, n in sizes.items() if doc not in still)
     assert kept >= done - (window + max(sizes.values()))
     store.close()
+
+
+@given(st.text(max_size=60), st.integers(0, 3 * 4096), st.one_of(st.none(), st.integers(1, 10**7)))
+def test_what_a_chunk_costs_the_model_is_bounded_whatever_its_length(context, length, tokens):
+    from groove.models import PASSAGE_MAX_CHARS, passage_tokens
+
+    content = ("a" * length)
+    text = passage_text(context, content)
+    assert len(text) <= len(context) + 2 + PASSAGE_MAX_CHARS
+    assert text.endswith(content[:PASSAGE_MAX_CHARS])
+    if length > PASSAGE_MAX_CHARS:  # the estimate follows what is read, not what is stored
+        assert passage_tokens(tokens, content, context) <= PASSAGE_MAX_CHARS // 4 + len(context)
