@@ -151,12 +151,23 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
 
 # --- build state -----------------------------------------------------------------
 def _build(kb: KnowledgeBase, facts: dict[str, Any]) -> list[Finding]:
-    """An unfinished build (docs/index-lifecycle.md): searches answer partly by full text."""
+    """An unfinished build (docs/index-lifecycle.md): searches answer partly by full text;
+    the files an interrupted ``index --force`` left behind (none while a build runs)."""
+    from groove.store.recovery import rebuild_leftovers
+
     state = kb.index_state(files=False)
     facts.update(index_state=state.state, documents_embedded=state.documents_embedded)
+    out = []
+    leftovers = [] if state.build_running else rebuild_leftovers(kb.db_path)
+    if leftovers:
+        out.append(Finding(
+            "build", f"an interrupted `groove index --force` left {len(leftovers)} file(s) "
+            f"beside the index: {', '.join(p.name for p in leftovers)}; the index in use is "
+            "not affected", f"groove index --force --kb-path {kb.kb_path} (removes them first), "
+            "or delete them"))
     if state.state != "incomplete":
-        return []
-    return [Finding("build", f"the last build did not finish: {state.documents_embedded} of "
+        return out
+    return [*out, Finding("build", f"the last build did not finish: {state.documents_embedded} of "
                     f"{state.documents} documents embedded ({state.chunks_embedded} of "
                     f"{state.chunks} chunks); searches find the rest by full text only",
                     f"groove index --kb-path {kb.kb_path}")]
