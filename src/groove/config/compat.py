@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from groove.errors import ConfigError
+from groove.parsers import PARSER_ALIASES
 
 log = logging.getLogger("groove.config")
 
@@ -113,6 +114,15 @@ def upgrade_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
                               f"different values; keep only {new}")
         out[new] = value
         deprecated(where, f"`{old}`", f"`{new}`")
+    parsers = out.get("parsers")
+    enabled = parsers.get("enabled") if isinstance(parsers, dict) else None
+    if isinstance(parsers, dict) and isinstance(enabled, list):
+        short = [p for p in enabled if isinstance(p, str) and p in PARSER_ALIASES]
+        for pid in dict.fromkeys(short):
+            deprecated(where, f"parser id {pid!r}", f"{PARSER_ALIASES[pid]!r}")
+        if short:
+            out["parsers"] = {**parsers, "enabled": [
+                PARSER_ALIASES.get(p, p) if isinstance(p, str) else p for p in enabled]}
     reranker = out.get("reranker")
     if isinstance(reranker, str) and reranker in RERANKER_ALIASES:
         out["reranker"] = RERANKER_ALIASES[reranker]
