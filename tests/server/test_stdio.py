@@ -201,3 +201,28 @@ def test_a_client_that_goes_away_ends_the_server_quietly(server_kb):
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_refused_paths_are_invalid_params_and_bounds_are_named(server_kb):
+    """A path that escapes the KB is the caller's mistake (-32602, not -32603), and an
+    integer below its bound says the bound, not "must be an integer"."""
+    from mcp_types import INVALID_PARAMS
+
+    async def go() -> tuple[list[tuple[int, str]], Any]:
+        codes = []
+        async with Client(params(server_kb)) as client:
+            for uri in ("kb://doc/%2e%2e%2foutside%2fsecret.md", "kb://doc/a%00b.md",
+                        "kb://topic/..%2F..%2Fetc"):
+                try:
+                    await client.read_resource(uri)
+                    codes.append((0, "read"))
+                except MCPError as exc:
+                    codes.append((exc.error.code, exc.error.message))
+            zero = await client.call_tool("get_document", {"path": "README.md", "line_start": 0})
+        return codes, zero
+
+    codes, zero = asyncio.run(go())
+    assert [code for code, _ in codes] == [INVALID_PARAMS] * 3, codes
+    assert all("escapes kb_path" in message and SECRET not in message for _, message in codes)
+    assert zero.is_error
+    assert "line_start must be an integer greater than or equal to 1, got 0" in text_of(zero)
