@@ -226,3 +226,25 @@ def test_refused_paths_are_invalid_params_and_bounds_are_named(server_kb):
     assert all("escapes kb_path" in message and SECRET not in message for _, message in codes)
     assert zero.is_error
     assert "line_start must be an integer greater than or equal to 1, got 0" in text_of(zero)
+
+
+def test_requests_in_flight_when_stdin_ends_are_all_answered(server_kb):
+    """16 requests written at once, then EOF: searches still running when the input ends
+    are answered before the server exits (they used to be cancelled without a reply)."""
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "raw", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    for request_id in range(2, 17):
+        messages.append({"jsonrpc": "2.0", "id": request_id, "method": "ping"} if request_id % 2
+                        else {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                              "params": {"name": "search",
+                                         "arguments": {"query": f"executor {request_id}"}}})
+    done = subprocess.run(groove_cmd("serve", "--config", str(server_kb.config), "--no-watch"),
+                          input="".join(json.dumps(m) + "\n" for m in messages),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    frames = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert sorted(f["id"] for f in frames) == list(range(1, 17))
+    searches = [f for f in frames if f["id"] % 2 == 0 and f["id"] > 1]
+    assert all(f["result"]["isError"] is False for f in searches)
