@@ -116,6 +116,8 @@ class KnowledgeBase:
         #: One index writer at a time across processes (docs/index-lifecycle.md).
         self.writer_lock = WriterLock(config.db_path)
         self._file_changes = FileChangesMonitor(self._count_file_changes)
+        #: Warnings about options that do nothing, each said once per process.
+        self._said: set[str] = set()
 
     # --- paths and lazily opened parts ---------------------------------------
     @property
@@ -387,8 +389,13 @@ class KnowledgeBase:
         writer: during a build it answers from what is indexed so far.
         """
         from groove.search.request import validate_request
+        from groove.search.stages import inert_options
 
         request = validate_request(request)
+        for sentence in inert_options(request, self.config):
+            if sentence not in self._said:  # once per process: a server is not flooded
+                self._said.add(sentence)
+                log.warning("%s", sentence)
         if self.has_index():
             self._file_changes.start()  # counted beside the search, never on its thread
         if not self.has_index() and self.indexing:  # a build is creating the file right now

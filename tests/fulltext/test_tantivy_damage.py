@@ -301,3 +301,14 @@ def test_a_segment_truncated_under_the_server_does_not_kill_it(kb, server):
     assert server.proc.poll() is None
     assert "was truncated" in server.log.read_text()
     assert keyword_search_works(kb)
+
+
+def test_a_regular_file_at_the_folder_name_is_named_not_a_permissions_problem(kb):
+    shutil.rmtree(fts(kb))
+    fts(kb).write_text("planted\n", encoding="utf-8")
+    for command in (["index"], ["search", "quagga"]):
+        done = groove(*command, "--kb-path", str(kb))
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+        assert f"{fts(kb)} is a regular file; groove uses only a directory there" in done.stderr
+        assert "permissions" not in done.stderr
+    assert fts(kb).read_text(encoding="utf-8") == "planted\n"

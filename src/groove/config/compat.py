@@ -61,6 +61,10 @@ def upgrade_embedding(section: Any, out: dict[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: [embedding] {unknown[0]} is not a GrooveSeek embedding "
                           f"key groove reads; accepted: {', '.join(_EMBEDDING_ACCEPTED)}")
     provider = section.get("provider", "fastembed")
+    if provider == "fastembed" and "api_key" in section:
+        log.warning("%s: [embedding] api_key does nothing with the local model (and groove "
+                    "reads keys only from the environment variable [embedder] api_key_env "
+                    "names): remove it from the file", where)
     if provider == "fastembed":
         log.warning("%s: [embedding] provider = \"fastembed\" is GrooveSeek's local model; "
                     "ignored: groove's `model` key chooses the model (docs/grooveseek.md)", where)
