@@ -10,11 +10,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 from tests.server._helpers import free_port
 
@@ -312,3 +315,46 @@ def test_a_regular_file_at_the_folder_name_is_named_not_a_permissions_problem(kb
         assert f"{fts(kb)} is a regular file; groove uses only a directory there" in done.stderr
         assert "permissions" not in done.stderr
     assert fts(kb).read_text(encoding="utf-8") == "planted\n"
+
+
+# --- the guarantee, as a property: changed bytes are an answer or one clear error -----------
+
+def _built_folder(root: Path) -> Path:
+    from groove.fulltext import Stamp, TextRow
+
+    folder = root / "built.fts"
+    index = TantivyIndex(folder)
+    index.add([TextRow(i, i, f"Note {i}", "", f"alpha beta number {i} quagga" * (i % 3 + 1))
+               for i in range(1, 40)])
+    index.commit(Stamp("db", 1))
+    index.close()
+    return folder
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_changed_bytes_anywhere_give_an_answer_or_one_clear_error(tmp_path, data):
+    built = tmp_path / "built.fts"
+    if not built.exists():
+        _built_folder(tmp_path)
+    files = sorted(p.name for p in built.iterdir()
+                   if p.is_file() and p.stat().st_size and p.name not in (".managed.json",))
+    name = data.draw(st.sampled_from(files))
+    size = (built / name).stat().st_size
+    offset = data.draw(st.integers(0, size - 1))
+    count = data.draw(st.integers(1, 8))
+    copy = Path(tempfile.mkdtemp(dir=tmp_path)) / "x.fts"
+    shutil.copytree(built, copy)
+    flip(copy / name, offset, count)
+    index = TantivyIndex(copy)  # a folder it cannot open is recreated empty, never raised
+    try:
+        for read in (index.stamp, index.count, index.verify,
+                     lambda: index.search(["quagga"], 5), lambda: index.matching(["alpha"])):
+            try:
+                read()
+            except FullTextDamaged as exc:
+                assert str(copy) in str(exc) and "rebuilds it from the database" in str(exc)
+    finally:
+        index.close()
+        shutil.rmtree(copy.parent, ignore_errors=True)
