@@ -59,11 +59,18 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
 
 #: C0 controls except tab and newline, DEL, and the C1 controls.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Every control character, tab and newline included: what a name printed inside a line
+#: must not hold.
+ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def escape_controls(text: str) -> str:
-    """``text`` with control characters (not tab or newline) written as escapes."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+def escape_controls(text: str, *, one_line: bool = False) -> str:
+    """``text`` with control characters (not tab or newline) written as escapes; with
+    ``one_line``, tab, newline and carriage return too (a value printed inside a line,
+    which must not start a line of its own)."""
+    pattern = ANY_CONTROL if one_line else _CONTROL
+    return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
 
 
 class _EscapingFormatter(logging.Formatter):

@@ -35,6 +35,11 @@ class CorruptIndexError(GrooveError):
     """The index file is damaged; the message names the file and the recovering command."""
 
 
+class FullTextDamaged(CorruptIndexError):
+    """The full-text folder cannot be used as it is (damaged, truncated, missing, holding a
+    planted FIFO or link): derived data, rebuilt from the database."""
+
+
 class ModelLoadError(GrooveError):
     """An embedding or reranking model could not be loaded (e.g. download failed)."""
 

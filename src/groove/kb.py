@@ -49,6 +49,7 @@ from groove.embedders.base import Embedder
 from groove.errors import (
     Busy,
     CorruptIndexError,
+    FullTextDamaged,
     IndexMismatchError,
     NoIndexError,
     NotFound,
@@ -116,6 +117,8 @@ class KnowledgeBase:
         #: One index writer at a time across processes (docs/index-lifecycle.md).
         self.writer_lock = WriterLock(config.db_path)
         self._file_changes = FileChangesMonitor(self._count_file_changes)
+        #: Warnings about options that do nothing, each said once per process.
+        self._said: set[str] = set()
 
     # --- paths and lazily opened parts ---------------------------------------
     @property
@@ -387,8 +390,13 @@ class KnowledgeBase:
         writer: during a build it answers from what is indexed so far.
         """
         from groove.search.request import validate_request
+        from groove.search.stages import inert_options
 
         request = validate_request(request)
+        for sentence in inert_options(request, self.config):
+            if sentence not in self._said:  # once per process: a server is not flooded
+                self._said.add(sentence)
+                log.warning("%s", sentence)
         if self.has_index():
             self._file_changes.start()  # counted beside the search, never on its thread
         if not self.has_index() and self.indexing:  # a build is creating the file right now
@@ -415,9 +423,19 @@ class KnowledgeBase:
                 if mismatch is not None:
                     raise mismatch
                 embedder.expect_dim(meta.dim)
+                answer = None
                 if store.fulltext_current():
-                    return self._answer(store, request, embedder)
+                    try:
+                        answer = self._answer(store, request, embedder)
+                    except FullTextDamaged:
+                        answer = None  # (exclusions need it) repaired below, then answered
+                    if answer is not None and answer.index is not None \
+                            and answer.index.fulltext_unavailable is None:
+                        return answer
+            # Stale, or found damaged while answering: repair it now when no writer runs.
             self._repair_fulltext(store)  # writes: outside any read snapshot
+            if answer is not None and store.fulltext_problem() is not None:
+                return answer  # not repaired (a writer runs): the vector leg's answer, said so
             with store.read_snapshot():
                 return self._answer(store, request, embedder)
 

@@ -14,14 +14,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The most characters of one chunk's content a model reads (two 512-token windows of
+#: English; every chunk cut by sections or definitions is shorter): a chunk cut coarsely
+#: from a huge file (a 12 MB minified line) costs the embedder at most this much. The
+#: whole content is stored and full-text indexed.
+PASSAGE_MAX_CHARS = 4096
+#: The most characters of content one search hit carries (the hit says it was cut).
+HIT_CONTENT_MAX_CHARS = 20_000
+
 
 def passage_text(context: str, content: str) -> str:
-    """The text a model reads for one chunk: the breadcrumb, a blank line, the content.
+    """The text a model reads for one chunk: the breadcrumb, a blank line, the content
+    (its first :data:`PASSAGE_MAX_CHARS` characters).
 
     The embedder (at index time) and the reranker (at search time) both read
     this, so contextual mode means the same thing to both. Without a
     breadcrumb (contextual mode off) it is the content alone.
     """
+    content = content[:PASSAGE_MAX_CHARS]
     return f"{context}\n\n{content}" if context else content
 
 
@@ -45,6 +55,8 @@ def passage_tokens(content_tokens: int | None, content: str, context: str) -> in
     (``SQLiteStore.pending_token_estimate`` calls this same function), so the
     total and the windows always agree.
     """
+    if len(content) > PASSAGE_MAX_CHARS:  # the model reads only the start (passage_text)
+        return estimated_tokens(content[:PASSAGE_MAX_CHARS]) + len(context) // 4
     return (content_tokens or estimated_tokens(content)) + len(context) // 4
 
 
@@ -307,6 +319,14 @@ class Hit:
     #: margin, translations, MMR): ``score`` is then capped at the score of the hit above it,
     #: so scores never increase down the list, and this keeps the stage's own score.
     raw_score: float | None = None
+    #: The content's length when :meth:`cap_content` cut it (None: it is whole).
+    content_total_chars: int | None = None
+
+    def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
+        """Keep the first ``limit`` characters of an over-long content, recording its length."""
+        if len(self.content) > limit:
+            self.content_total_chars = len(self.content)
+            self.content = self.content[:limit]
 
     def location(self) -> str:
         """``path:line`` for a source-code hit, the path alone otherwise."""
@@ -336,7 +356,17 @@ class Hit:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        cut = self.content_cut()
+        if cut is not None:
+            out["content_cut"] = cut
         return out
+
+    def content_cut(self) -> str | None:
+        """The sentence saying the content was cut (None: it is whole)."""
+        if self.content_total_chars is None:
+            return None
+        return (f"content is cut to its first {len(self.content)} of "
+                f"{self.content_total_chars} characters; get_document returns the document")
 
 
 @dataclass
@@ -404,6 +434,9 @@ class IndexState:
     #: Member files on disk (None when not counted); only the note reads it (how far a
     #: build's reading is), it is not part of the JSON.
     files_total: int | None = None
+    #: Why the full-text index cannot answer (damaged, being rebuilt): the answer then
+    #: comes from the vector leg alone. None (and absent from JSON) when it can.
+    fulltext_unavailable: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -420,11 +453,17 @@ class IndexState:
             "last_change": self.last_change,
             "files_newer": self.files_newer,
             "files_skipped": self.files_skipped,
+            **({"fulltext_unavailable": self.fulltext_unavailable}
+               if self.fulltext_unavailable is not None else {}),
         }
 
     def note(self) -> str | None:
         """One sentence for a person when the answer may be partial; None when it is not."""
         embedded = f"{self.documents_embedded} of {self.documents} documents embedded"
+        if self.fulltext_unavailable is not None:
+            return (f"the full-text index cannot be used ({self.fulltext_unavailable}); it is "
+                    "rebuilt from the database, and until then answers come from the vector "
+                    "leg alone (no keyword matches)")
         if self.state == "missing":
             return ("no index yet: a build is starting" if self.build_running
                     else "there is no index yet: run `groove index`")

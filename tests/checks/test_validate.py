@@ -185,3 +185,23 @@ def test_report_formats(tmp_path):
     assert data["ok"] is False and data["violations"][0] == {
         "path": "dir/a,b.md", "line": 2, "field": "status",
         "message": report.violations[0].message, "kind": "enum_mismatch"}
+
+
+def test_a_schema_file_linked_to_outside_the_kb_is_refused_by_index_and_validate(tmp_path):
+    """Through the CLI: the link is named, never followed, and nothing is indexed."""
+    import os
+    import subprocess
+    import sys
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("---\nstatus: x\n---\n# A\n\nalpha\n", encoding="utf-8")
+    outside = tmp_path / "outside.toml"
+    outside.write_text("[fields.status]\nrequired = true\n", encoding="utf-8")
+    (kb / SCHEMA_FILENAME).symlink_to(outside)
+    for command in ("index", "validate"):
+        done = subprocess.run([sys.executable, "-m", "groove", command, "--kb-path", str(kb)],
+                              capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        assert done.returncode == 2, done.stderr
+        assert f"the schema file {kb / SCHEMA_FILENAME} is a symbolic link" in done.stderr
+    assert not (kb / ".groove.db").exists()

@@ -129,3 +129,34 @@ def test_mcp_search_takes_fields_and_fields_not(kb_dir, run):
     assert answer["filter_applied"]["fields"] == {"status": ["active", "deprecated"]}
     assert answer["filter_applied"]["fields_not"] == {"team": ["data"]}
     assert bad.is_error and "fields" in bad.content[0].text
+
+
+FORGING_KEY = "zz\nDocuments: 999999\nIndex state: complete"
+
+
+def test_a_schema_key_with_a_newline_is_refused_and_never_forges_status_lines(kb_dir, run):
+    (kb_dir / "groove-schema.toml").write_text(f'[fields.{json.dumps(FORGING_KEY)}]\n')
+    refused = run("index", "--kb-path", str(kb_dir), "-q")
+    assert refused.exit_code == 2
+    assert "field name 'zz\\nDocuments: 999999\\nIndex state: complete' is refused" \
+        in refused.stderr and "accepted: a frontmatter key of printable characters" \
+        in refused.stderr
+    validated = run("validate", "--kb-path", str(kb_dir))
+    assert validated.exit_code == 2 and "is refused" in validated.stderr
+
+
+def test_status_prints_a_recorded_key_with_control_characters_on_one_line(kb_dir, run):
+    """An index written before the refusal may hold such a key: status escapes it."""
+    from groove.config import load_config
+    from groove.kb import KnowledgeBase
+
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    knowledge = KnowledgeBase(load_config(kb_path=kb_dir))
+    try:
+        knowledge.store.set_meta(declared_fields=[FORGING_KEY])
+    finally:
+        knowledge.close()
+    out = run("status", "--kb-path", str(kb_dir)).stdout
+    assert "Declared fields: zz\\nDocuments: 999999\\nIndex state: complete" in out
+    assert [line for line in out.splitlines() if line.startswith("Documents:")] == \
+        ["Documents: 4"]

@@ -81,3 +81,41 @@ def test_an_index_from_before_the_whole_file_policy_is_reported_until_forced(kb_
         "findings"]
     assert run("index", "--kb-path", str(kb_dir), "--force", "-q").exit_code == 0
     assert run("doctor", "--kb-path", str(kb_dir)).exit_code == 0
+
+
+def test_files_left_by_a_killed_force_rebuild_are_reported(tmp_path):
+    """``groove index --force`` killed with SIGKILL while it builds aside: doctor names the
+    leftovers (the index in use is untouched), and the next ``--force`` clears them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for d in range(24):
+        body = " ".join(f"word{(d * 13 + i) % 97} topic{d % 7}" for i in range(30))
+        (kb / f"note-{d:02}.md").write_text(f"# Note {d}\n\n{body}\n", encoding="utf-8")
+
+    def groove(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "groove", *args, "--kb-path", str(kb)],
+                              capture_output=True, text=True, timeout=600, env=dict(os.environ))
+
+    assert groove("index").returncode == 0
+    rebuild = kb / ".groove.db.rebuild"
+    proc = subprocess.Popen([sys.executable, "-m", "groove", "index", "--force", "--kb-path",
+                             str(kb)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not rebuild.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the rebuild finished before it could be interrupted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    doctor = groove("doctor")
+    assert doctor.returncode == 1
+    assert "an interrupted `groove index --force` left" in doctor.stdout
+    assert ".groove.db.rebuild" in doctor.stdout and "the index in use is not affected" \
+        in doctor.stdout
+    assert groove("index", "--force").returncode == 0
+    assert not rebuild.exists() and groove("doctor").returncode == 0

@@ -51,3 +51,45 @@ def test_search_refuses_an_uncompilable_glob_naming_it(tmp_path):
     assert result.exit_code == 2 and not isinstance(result.exception, re_error)
     assert "path_globs: '[z-a]' is not a valid glob" in result.output
     assert not (tmp_path / ".groove.db").exists()  # refused before any work
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--mmr-lambda", "0.3"], "mmr_lambda does nothing: MMR is off for this search"),
+    (["--rerank"], "rerank: true does nothing: no reranker is configured"),
+])
+def test_options_that_cannot_change_the_answer_say_so(tmp_path, flags, said):
+    import os
+    import subprocess
+    import sys
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# Alpha\n\nThe alpha release notes and what changed.\n")
+
+    def groove(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "groove", *args, "--kb-path", str(kb)],
+                              capture_output=True, text=True, timeout=300, env=dict(os.environ))
+
+    assert groove("index").returncode == 0
+    done = groove("search", "alpha release", *flags)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(said) == 1
+    assert said not in groove("search", "alpha release").stderr
+
+
+def test_an_api_key_for_the_local_model_is_called_out(tmp_path):
+    import logging
+
+    from groove.config import config_from_toml_text
+
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("groove.config").addHandler(handler)
+    try:
+        config_from_toml_text(f'kb_path = "{tmp_path.as_posix()}"\n[embedding]\n'
+                              'provider = "fastembed"\napi_key = "sk-123"\n')
+    finally:
+        logging.getLogger("groove.config").removeHandler(handler)
+    assert any("[embedding] api_key does nothing with the local model" in r for r in records)
+    assert not any("sk-123" in r for r in records)

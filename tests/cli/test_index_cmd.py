@@ -130,3 +130,41 @@ def test_index_help_names_no_argument_it_does_not_take():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0
     assert "KB_PATH" not in result.stdout and "--kb-path" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_one_line_minified_file_costs_a_bounded_embedding_and_hits_say_they_are_cut(
+        tmp_path):
+    """A 120 kB single-line ``min.js`` (the issue's 12.5 MB at a test's scale): cut by
+    characters into at most ``max_chunks_per_file`` chunks that keep every byte, each
+    embedded from its first characters only, and a hit's content cut with a note."""
+    from groove.config import load_config
+    from groove.kb import KnowledgeBase
+    from groove.models import HIT_CONTENT_MAX_CHARS, PASSAGE_MAX_CHARS
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    line = ";".join(f"var v{i}=filter(map(x{i}),{i})" for i in range(5000))
+    (kb / "min.js").write_text(line + "\n", encoding="utf-8")
+    config = tmp_path / "groove.toml"
+    config.write_text(f'kb_path = "{kb.as_posix()}"\nmax_chunks_per_file = 4\n\n'
+                      '[parsers]\nenabled = ["javascript"]\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "groove", "index", "--config", str(config)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    estimate = int(re.search(r"about (\d+) tokens", done.stderr).group(1))
+    assert estimate <= 4 * (PASSAGE_MAX_CHARS // 4 + 50)  # not len(line) / 4 = 37k tokens
+    knowledge = KnowledgeBase(load_config(config_path=config))
+    try:
+        doc = knowledge.store.get_document("min.js")
+        chunks = knowledge.store.document_chunks(doc.id)
+    finally:
+        knowledge.close()
+    assert 1 < len(chunks) <= 4 and "".join(c.content for c in chunks) == line
+    found = subprocess.run([sys.executable, "-m", "groove", "search", "--config", str(config),
+                            "--format", "json", "filter map"], capture_output=True, text=True,
+                           timeout=300)
+    assert found.returncode == 0, found.stderr
+    hit = json.loads(found.stdout)["results"][0]
+    assert len(hit["content"]) == HIT_CONTENT_MAX_CHARS
+    assert hit["content_cut"].startswith(f"content is cut to its first {HIT_CONTENT_MAX_CHARS} of ")

@@ -76,3 +76,11 @@ def test_doctor_reports_a_document_larger_than_a_read_returns(kb_dir, run):
     data = json.loads(run("doctor", "--kb-path", str(kb_dir), "--format", "json").stdout)
     found = [f for f in data["findings"] if f.get("path") == "small.md"]
     assert any("larger than a read returns" in f["message"] for f in found)
+
+
+def test_non_ascii_digits_are_refused_and_accepted_is_said_once(kb_dir, run):
+    for value in ('"٣ MB"', '"３ MB"', '"3 \u212aB"'):  # Arabic-Indic 3, fullwidth 3, Kelvin K
+        bad = run("index", "--config", str(config(kb_dir, f"max_text_file_size = {value}")),
+                  "-q")
+        assert bad.exit_code == 2, (value, bad.stderr)
+        assert "is not a size" in bad.stderr and bad.stderr.count("accepted:") == 1

@@ -49,3 +49,14 @@ def test_groove_names_give_no_note(tmp_path, caplog):
     caplog.set_level(logging.WARNING, "groove")
     config_from_toml_text(f'kb_path = "{tmp_path.as_posix()}"\nreranker = "bge-reranker-base"\n')
     assert _notes(caplog) == []
+
+
+def test_short_parser_ids_load_with_one_note_each(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, "groove")
+    config = config_from_toml_text(f'kb_path = "{tmp_path.as_posix()}"\n[parsers]\n'
+                                   'enabled = ["md", "py", "rs", "py"]\n')
+    assert config.parsers.enabled == ["md", "python", "rust"]
+    notes = _notes(caplog)
+    assert len(notes) == 2
+    assert "parser id 'py' is GrooveSeek's spelling, read as 'python'" in notes[0]
+    assert "parser id 'rs' is GrooveSeek's spelling, read as 'rust'" in notes[1]

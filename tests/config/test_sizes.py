@@ -34,3 +34,10 @@ def test_unlimited_is_spelled_out(text):
 def test_zero_negatives_fractions_and_words_are_refused_pointing_at_unlimited(value):
     with pytest.raises(ValueError, match='"unlimited"'):
         parse_size(value)
+
+
+@given(st.text(st.characters(whitelist_categories=("Nd",)), min_size=1, max_size=4)
+       .filter(lambda t: not t.isascii()))
+def test_only_ascii_digits_make_a_size(digits):
+    with pytest.raises(ValueError, match="is not a size"):
+        parse_size(f"{digits} MB")

@@ -51,7 +51,7 @@ UNTRUSTED_MAY_SET = {
     "search.vectors.ann_exact_max_rows", "search.vectors.ann_nprobe",
     "search.vectors.ann_oversample", "search.vectors.ann_build_threads",
     "contextual.enabled", "best_practice.path_templates",
-    "eval.golden", "eval.history_size", "eval.k_values", "eval.regression_threshold",
+    "eval.history_size", "eval.k_values", "eval.regression_threshold",
 }
 #: Keys with their own untrusted rule instead of being dropped (docs/configuration.md, "Trust").
 SPECIAL = {"kb_path", "transport.http.bind"}
@@ -71,6 +71,7 @@ HOSTILE: dict[str, Any] = {
     "index.max_binary_file_size": "300 MiB",
     "index.max_text_file_size": "unlimited",
     "index.max_decompressed_size": 1024,
+    "eval.golden": "/outside/golden.yml",
 }
 
 

@@ -360,8 +360,35 @@ def test_a_key_echoed_by_the_server_is_scrubbed_from_messages_and_logs(monkeypat
         with pytest.raises(ModelLoadError, match="unauthorised") as err:
             remote.embed_query("q")
         remote.close()
-    assert "bad header Bearer ***" in str(err.value)
+    # the body never reaches the error a client sees; the operator's log has it, scrubbed
+    assert "bad header" not in str(err.value) and "its answer is in groove's log" in str(err.value)
+    assert "the service said: bad header Bearer ***" in caplog.text
     assert "sk-live" not in str(err.value) and "sk-live" not in caplog.text
+
+
+def test_an_error_body_echoing_any_secret_never_reaches_the_error(monkeypatch):
+    """A 401 body quoting a secret groove does not know (so cannot scrub) stays out of it."""
+    answers = [(401, {}, {"error": {"message": "key other-secret-0042 is not valid here"}})]
+    with Scripted(answers) as server:
+        remote = OpenAIEmbedder("openai:m", settings=settings(server.url, max_retries=0))
+        with pytest.raises(ModelLoadError, match="unauthorised") as err:
+            remote.embed_query("q")
+        remote.close()
+    assert "other-secret" not in str(err.value)
+
+
+def test_a_loopback_service_is_reached_without_the_proxy(monkeypatch):
+    """HTTP_PROXY names a port where nothing listens: a loopback request still arrives."""
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with Scripted([(200, {}, "echo")]) as server:
+        remote = OpenAIEmbedder("openai:m", settings=settings(server.url, max_retries=0))
+        try:
+            assert remote.embed_query("q").shape[-1] > 0
+        finally:
+            remote.close()
 
 
 # --- GrooveSeek's [embedding] section, separate query model, the probe ------------------

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -337,3 +340,35 @@ def test_quality_kb_end_to_end_holds_its_floor(make_kb, tmp_path):
     assert m["mrr"] >= 0.65
     assert report.summarize_two_answer_recall_at(5) >= 0.7
     assert (kb_path / HISTORY_FILENAME).is_file()
+
+
+# --- untrusted and hostile golden files (through the CLI) ----------------------------------
+
+def _groove_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "groove", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=60, env=dict(os.environ))
+
+
+def test_an_untrusted_golden_path_outside_the_kb_is_never_read(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    secret = tmp_path / "outside" / "secret.yml"
+    secret.parent.mkdir()
+    secret.write_text("password: hunter2-TOP-SECRET\n: [broken yaml\n", encoding="utf-8")
+    (kb / "groove.toml").write_text(f'[eval]\ngolden = "{secret.as_posix()}"\n', encoding="utf-8")
+    done = _groove_cli("eval", "--kb-path", str(kb), cwd=kb)
+    assert done.returncode != 0
+    assert "TOP-SECRET" not in done.stdout + done.stderr
+    assert "eval.golden ignored" in done.stderr
+    assert f"no golden file at {kb / '.groove-eval.yml'}" in done.stderr
+
+
+def test_a_fifo_as_the_golden_file_is_refused_at_once(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    os.mkfifo(kb / ".groove-eval.yml")
+    done = _groove_cli("eval", "--kb-path", str(kb), cwd=tmp_path)  # a hang fails at 60 s
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "the golden file" in done.stderr and "is a FIFO (named pipe)" in done.stderr

@@ -263,3 +263,34 @@ def test_nesting_past_the_depth_bound_is_chunked_by_lines_and_tagged():
     assert "parse:too-deep" in doc.tags
     assert all(c.symbol_kind is None for c in chunks)
     assert "fn deep() {}" in "\n".join(c.content for c in chunks)
+
+
+# --------------------------------------------------------------------------- minified lines
+
+def _minified_doc(text: str) -> tuple[ParsedDocument, CodeOutline]:
+    outline = CodeOutline("javascript", text, (), None)
+    return ParsedDocument(title="min.js", sections=[], outline=outline), outline
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60_000), st.integers(1, 12), st.integers(20, 400),
+       st.sampled_from(["x", "ab;", "f(a) ", "日本"]))
+def test_an_over_long_line_is_cut_by_characters_keeping_every_one(length, max_chunks, budget,
+                                                                   unit):
+    line = (unit * length)[:length]
+    doc, outline = _minified_doc(line + "\n")
+    chunks = code_chunks(doc, outline, path="min.js", budget=budget, max_chunks=max_chunks,
+                         count_tokens=len)
+    assert "".join(c.content for c in chunks) == line  # never a character dropped
+    assert len(chunks) <= max_chunks
+    assert all(c.line_start == c.line_end == 1 for c in chunks)
+    if len(line) > 8 * budget and max_chunks > 1 and len(line) >= 2 * max_chunks * budget:
+        assert len(chunks) > 1  # a huge line is never one chunk when it may be cut
+
+
+def test_ordinary_long_lines_stay_whole():
+    text = "const table = '" + "x" * 3000 + "';\nfunction f() { return 1 }\n"
+    doc, outline = _minified_doc(text)
+    chunks = code_chunks(doc, outline, path="a.js", budget=1500, max_chunks=256, count_tokens=len)
+    assert any(c.content.startswith("const table") and c.content.endswith("';")
+               for c in chunks)

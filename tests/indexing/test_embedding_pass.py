@@ -241,3 +241,13 @@ def test_a_falling_rate_widens_the_eta_to_cover_the_time_left():
     assert average < 0.9 * truth  # what the old ETA said
     soon, late = p.eta_range_s
     assert soon < late and late == pytest.approx(truth, rel=0.05)
+@given(st.text(max_size=60), st.integers(0, 3 * 4096), st.one_of(st.none(), st.integers(1, 10**7)))
+def test_what_a_chunk_costs_the_model_is_bounded_whatever_its_length(context, length, tokens):
+    from groove.models import PASSAGE_MAX_CHARS, passage_tokens
+
+    content = ("a" * length)
+    text = passage_text(context, content)
+    assert len(text) <= len(context) + 2 + PASSAGE_MAX_CHARS
+    assert text.endswith(content[:PASSAGE_MAX_CHARS])
+    if length > PASSAGE_MAX_CHARS:  # the estimate follows what is read, not what is stored
+        assert passage_tokens(tokens, content, context) <= PASSAGE_MAX_CHARS // 4 + len(context)

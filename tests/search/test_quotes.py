@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from searchkit import Corpus, Sec, unit
 
+from groove.errors import InvalidArgument
 from groove.search.query import code_terms, parse_query
 from groove.search.quotes import code_count, quoted_count, require_quoted
 
@@ -69,8 +71,11 @@ def test_search_puts_chunks_with_the_quoted_phrase_first_and_flags_an_unmet_quot
 
 def test_a_query_without_a_content_word_is_flagged(fixed: Corpus) -> None:
     fixed.add("a.md", [Sec("some words to find here", vector=unit((0, 1.0)))])
-    for query in ('"', "-", "*"):
+    for query in ("+", "$", "~ ^"):  # symbols: searched, but nothing to be confident about
         assert fixed.search(query, limit=2).low_confidence, query
+    for query in ('"', "-", "*"):  # punctuation alone: no term, refused before the model
+        with pytest.raises(InvalidArgument, match="has no term to search for"):
+            fixed.search(query, limit=2)
 
 
 # --- codes ---------------------------------------------------------------------------------

@@ -338,3 +338,34 @@ def test_field_pairs_split_at_the_first_equals_and_collect_values_per_key(pairs)
     for key, value in pairs:
         expected.setdefault(key, []).append(value)
     assert parsed == expected
+
+
+@given(st.text(st.characters(whitelist_categories=("Po", "Pi", "Pf", "Ps", "Pe", "Pd", "Zs")),
+               min_size=1, max_size=50).filter(str.strip))
+def test_a_query_of_punctuation_and_spaces_only_is_refused_before_any_model(query):
+    from groove.errors import InvalidArgument
+    from groove.search.request import SearchRequest, validate_request
+
+    with pytest.raises(InvalidArgument, match="has no term to search for"):
+        validate_request(SearchRequest(query=query))
+
+
+@given(st.text(min_size=1, max_size=20), st.characters(whitelist_categories=("L", "N", "S")))
+def test_one_letter_digit_or_symbol_makes_a_query(noise, term):
+    from groove.search.request import has_term
+
+    assert has_term(noise + term)
+
+
+def test_a_thousand_quotes_are_refused_at_once_through_the_cli(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "groove", "search", "--kb-path", str(tmp_path),
+                           '"' * 1000], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ))
+    assert done.returncode == 2 and "query: has no term to search for" in done.stderr
+    assert time.monotonic() - started < 30  # no model was loaded (it took 4 s before)

@@ -528,3 +528,39 @@ def test_a_fifo_at_the_lock_file_never_hangs_a_running_server(server_kb, server_
     text = "".join(getattr(c, "text", "") for c in rebuilt.content)
     assert rebuilt.is_error and f"{lock} is a FIFO" in text and "Traceback" not in text
     assert "Traceback" not in server.stderr()
+
+
+def test_fifty_bad_hosts_make_one_log_line_quoting_nothing_they_sent(server_kb, server_factory):
+    """A fresh server (its own log): 50 refusals, each with a distinct hostile value."""
+    server = server_factory(server_kb.config)
+    for i in range(50):
+        response = _post(server, headers={"Host": f"evil-{i}.attacker-bytes.example:1"})
+        assert response.status_code == 421
+    assert _post(server, headers={"Origin": "http://origin-bytes.example"}).status_code == 403
+    assert server.alive()
+    log = server.stderr()
+    assert "attacker-bytes" not in log and "origin-bytes" not in log
+    lines = [line for line in log.splitlines() if "refused requests outside" in line]
+    assert len(lines) == 1 and "1 with a Host header" in lines[0]
+
+
+def test_refusal_lines_are_at_most_one_a_minute_and_count_what_they_hid(caplog):
+    import logging
+
+    from groove.server.refusals import RefusalLog
+
+    now = [0.0]
+    gate = RefusalLog(clock=lambda: now[0])
+    sdk = logging.getLogger("test.sdk.gate")
+    sdk.addFilter(gate)
+    try:
+        with caplog.at_level(logging.WARNING):
+            for second in range(0, 150):
+                now[0] = float(second)
+                sdk.warning("Invalid Host header: %s", f"x{second}")
+    finally:
+        sdk.removeFilter(gate)
+    said = [r.getMessage() for r in caplog.records if "refused requests" in r.getMessage()]
+    assert [s.split(": ", 1)[1].split(" (")[0] for s in said] == [
+        "1 with a Host header", "60 with a Host header", "60 with a Host header"]
+    assert not any("x1" in r.getMessage() for r in caplog.records)

@@ -250,3 +250,50 @@ def test_exclusions_empty_filters_and_document_spellings_over_stdio(server_kb):
         assert "write 'guides/rust/async.md'" in out[key].structured_content["error"], key
     assert not out["canonical"].is_error
     assert out["uri"] and "write 'guides/setup.md'" in out["uri"]
+
+
+def test_refused_paths_are_invalid_params_and_bounds_are_named(server_kb):
+    """A path that escapes the KB is the caller's mistake (-32602, not -32603), and an
+    integer below its bound says the bound, not "must be an integer"."""
+    from mcp_types import INVALID_PARAMS
+
+    async def go() -> tuple[list[tuple[int, str]], Any]:
+        codes = []
+        async with Client(params(server_kb)) as client:
+            for uri in ("kb://doc/%2e%2e%2foutside%2fsecret.md", "kb://doc/a%00b.md",
+                        "kb://topic/..%2F..%2Fetc"):
+                try:
+                    await client.read_resource(uri)
+                    codes.append((0, "read"))
+                except MCPError as exc:
+                    codes.append((exc.error.code, exc.error.message))
+            zero = await client.call_tool("get_document", {"path": "README.md", "line_start": 0})
+        return codes, zero
+
+    codes, zero = asyncio.run(go())
+    assert [code for code, _ in codes] == [INVALID_PARAMS] * 3, codes
+    assert all("escapes kb_path" in message and SECRET not in message for _, message in codes)
+    assert zero.is_error
+    assert "line_start must be an integer greater than or equal to 1, got 0" in text_of(zero)
+
+
+def test_requests_in_flight_when_stdin_ends_are_all_answered(server_kb):
+    """16 requests written at once, then EOF: searches still running when the input ends
+    are answered before the server exits (they used to be cancelled without a reply)."""
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "raw", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    for request_id in range(2, 17):
+        messages.append({"jsonrpc": "2.0", "id": request_id, "method": "ping"} if request_id % 2
+                        else {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                              "params": {"name": "search",
+                                         "arguments": {"query": f"executor {request_id}"}}})
+    done = subprocess.run(groove_cmd("serve", "--config", str(server_kb.config), "--no-watch"),
+                          input="".join(json.dumps(m) + "\n" for m in messages),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    frames = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert sorted(f["id"] for f in frames) == list(range(1, 17))
+    searches = [f for f in frames if f["id"] % 2 == 0 and f["id"] > 1]
+    assert all(f["result"]["isError"] is False for f in searches)

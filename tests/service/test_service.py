@@ -11,6 +11,7 @@ import json
 import plistlib
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,7 @@ def test_install_writes_a_unit_systemd_accepts_and_says_how_to_start_it(tmp_path
     assert "Restart=on-failure" in text and "WantedBy=default.target" in text
     exec_line = next(line for line in text.splitlines() if line.startswith("ExecStart="))
     argv = parse_exec(exec_line.removeprefix("ExecStart="))
-    assert argv == [sys.executable, "-m", "groove", "serve", "--transport", "http",
+    assert argv == [sys.executable, "-P", "-m", "groove", "serve", "--transport", "http",
                     "--kb-path", str(kb.resolve()), "--bind", "127.0.0.1:3917"]
 
 
@@ -105,9 +106,10 @@ def test_launchd_plist_parses_and_holds_the_arguments(tmp_path, env):
     plist_path = Path(env["HOME"]) / "Library" / "LaunchAgents" / "local.groove.groove-notes.plist"
     plist = plistlib.loads(plist_path.read_bytes())
     assert plist["Label"] == "local.groove.groove-notes"
-    assert plist["ProgramArguments"] == [sys.executable, "-m", "groove", "serve", "--transport",
-                                         "http", "--kb-path", str(kb.resolve()),
+    assert plist["ProgramArguments"] == [sys.executable, "-P", "-m", "groove", "serve",
+                                         "--transport", "http", "--kb-path", str(kb.resolve()),
                                          "--bind", "127.0.0.1:3200"]
+    assert plist["WorkingDirectory"] == "/"  # never the KB: nothing is imported from it
     assert plist["KeepAlive"] == {"SuccessfulExit": False} and plist["RunAtLoad"] is True
     log = Path(env["HOME"]) / "Library" / "Logs" / "groove" / "groove-notes.log"
     assert plist["StandardErrorPath"] == str(log) and log.parent.is_dir()
@@ -271,3 +273,86 @@ def test_a_kb_path_ending_in_a_backslash_is_refused_and_one_inside_verifies(tmp_
     code, out = groove(env, "service", "install", "--kb-path", str(inside), "--port", "3313")
     assert code == 0, out
     verify(unit_dir(env) / f"{default_name(inside)}.service")
+
+
+# --- the service never runs code planted in the knowledge base ------------------------------------
+
+_PLANT = 'open({marker!r}, "w").write("planted code ran")\n'
+
+
+def _planted_kb(root: Path) -> tuple[Path, Path, Path]:
+    """A KB holding a ``groove/`` package and a ``tree_sitter_python.py`` that each leave a
+    marker file outside the KB when imported, plus a Python file so the grammar is needed."""
+    kb = make_kb(root, "cloned")
+    (kb / "code.py").write_text("def hello():\n    return 1\n", encoding="utf-8")
+    markers = root / "pwned-package", root / "pwned-grammar"
+    (kb / "groove").mkdir()
+    (kb / "groove" / "__init__.py").write_text(_PLANT.format(marker=str(markers[0])))
+    (kb / "groove" / "__main__.py").write_text(_PLANT.format(marker=str(markers[0])))
+    (kb / "tree_sitter_python.py").write_text(_PLANT.format(marker=str(markers[1])))
+    config = root / "groove.toml"
+    config.write_text(f'kb_path = "{kb.as_posix()}"\n\n[parsers]\nenabled = ["md", '
+                      '"python"]\n', encoding="utf-8")
+    return kb, config, root / "pwned-package"
+
+
+def _unit_command(env: dict[str, str], kb: Path, config: Path, port: int) -> tuple[list[str], str]:
+    code, out = groove(env, "service", "install", "--kb-path", str(kb), "--config", str(config),
+                       "--port", str(port))
+    assert code == 0, out
+    text = (unit_dir(env) / f"{default_name(kb)}.service").read_text(encoding="utf-8")
+    lines = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return parse_exec(lines["ExecStart"]), lines["WorkingDirectory"]
+
+
+def test_the_installed_unit_runs_nothing_planted_in_the_kb(tmp_path, env):
+    """The unit's exact command, in the unit's working directory, serves and indexes the
+    KB (its Python file parsed with tree-sitter) without importing the planted modules."""
+    import httpx
+    from tests.server._helpers import free_port
+
+    kb, config, _ = _planted_kb(tmp_path)
+    port = free_port()
+    argv, workdir = _unit_command(env, kb, config, port)
+    assert argv[1:4] == ["-P", "-m", "groove"] and not Path(workdir).is_relative_to(kb)
+    log = tmp_path / "service.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        status: dict = {}
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                status = httpx.get(f"http://127.0.0.1:{port}/api/admin/status", timeout=2).json()
+            except httpx.HTTPError:
+                status = {}
+            if status.get("kb", {}).get("documents") == 5 and not status["indexing"]["active"]:
+                break
+            time.sleep(0.2)
+        # a.md, code.py and the three planted .py files: all read as text, none imported
+        assert status.get("kb", {}).get("documents") == 5, log.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    assert sorted(p.name for p in tmp_path.glob("pwned-*")) == []
+
+
+@pytest.mark.parametrize("how", ["python -m groove", "console script"])
+def test_groove_started_inside_the_kb_imports_nothing_from_it(tmp_path, how):
+    """``python -m groove`` (working directory first on sys.path) and the ``groove`` script,
+    both run from inside the KB, index its Python file with the real grammar."""
+    import os
+    import shutil
+
+    kb, config, _ = _planted_kb(tmp_path)
+    shutil.rmtree(kb / "groove")  # `python -m` would import a planted package before groove runs
+    script = shutil.which("groove")
+    if how == "console script" and script is None:
+        pytest.skip("the groove console script is not installed")
+    head = [sys.executable, "-m", "groove"] if how == "python -m groove" else [str(script)]
+    done = subprocess.run([*head, "index", "--config", str(config)], cwd=kb,
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("indexed 3,")  # a.md, code.py, tree_sitter_python.py as text
+    assert sorted(p.name for p in tmp_path.glob("pwned-*")) == []

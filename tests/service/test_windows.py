@@ -126,7 +126,7 @@ def test_install_writes_the_task_and_names_the_schtasks_commands(tmp_path):
     task = tmp_path / "local" / "groove" / "tasks" / "groove-my-notes.xml"
     root = check_schema_structure(task.read_text(encoding="utf-16"))
     arguments = split_arguments(root.findtext(f".//{T}Arguments") or "")
-    assert arguments[:4] == ["-m", "groove", "serve", "--transport"] and "http" in arguments
+    assert arguments[:5] == ["-P", "-m", "groove", "serve", "--transport"] and "http" in arguments
     assert str(kb) in arguments and "127.0.0.1:3917" in arguments
     assert f"schtasks /Create /TN \\groove-my-notes /XML {task} /F" in result.output
     listed = CliRunner().invoke(cli, ["service", "list", "--manager", "schtasks"], env=env)

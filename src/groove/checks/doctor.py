@@ -154,12 +154,23 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
 
 # --- build state -----------------------------------------------------------------
 def _build(kb: KnowledgeBase, facts: dict[str, Any]) -> list[Finding]:
-    """An unfinished build (docs/index-lifecycle.md): searches answer partly by full text."""
+    """An unfinished build (docs/index-lifecycle.md): searches answer partly by full text;
+    the files an interrupted ``index --force`` left behind (none while a build runs)."""
+    from groove.store.recovery import rebuild_leftovers
+
     state = kb.index_state(files=False)
     facts.update(index_state=state.state, documents_embedded=state.documents_embedded)
+    out = []
+    leftovers = [] if state.build_running else rebuild_leftovers(kb.db_path)
+    if leftovers:
+        out.append(Finding(
+            "build", f"an interrupted `groove index --force` left {len(leftovers)} file(s) "
+            f"beside the index: {', '.join(p.name for p in leftovers)}; the index in use is "
+            "not affected", f"groove index --force --kb-path {kb.kb_path} (removes them first), "
+            "or delete them"))
     if state.state != "incomplete":
-        return []
-    return [Finding("build", f"the last build did not finish: {state.documents_embedded} of "
+        return out
+    return [*out, Finding("build", f"the last build did not finish: {state.documents_embedded} of "
                     f"{state.documents} documents embedded ({state.chunks_embedded} of "
                     f"{state.chunks} chunks); searches find the rest by full text only",
                     f"groove index --kb-path {kb.kb_path}")]
@@ -272,10 +283,12 @@ def _chunking(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Fi
 def _without_definitions(doc: DocumentRow, cap: int) -> Finding:
     """A source file the code chunker cut by lines (docs/indexing.md, "Source code")."""
     from groove.indexing.code_chunking import TOO_DEEP_TAG
+    from groove.parsers.code.nesting import MAX_NESTING
     from groove.parsers.code.outline import MAX_DEPTH
 
     if TOO_DEEP_TAG in doc.tags:
-        why, fix = (f"its definitions nest deeper than {MAX_DEPTH} levels",
+        why, fix = (f"its definitions nest deeper than {MAX_DEPTH} levels (or its code deeper "
+                    f"than {MAX_NESTING}, too deep to parse safely)",
                     "flatten the nesting (the bound is fixed)")
     else:
         why, fix = (f"its definitions give more than max_chunks_per_file ({cap}) chunks",

@@ -43,7 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groove._logging import ANY_CONTROL
 from groove.errors import GrooveError
+from groove.store.files import check_regular, read_bytes
 
 if TYPE_CHECKING:
     from groove.config import Config
@@ -119,6 +121,7 @@ def declared_field_names(schema: Schema | None) -> tuple[str, ...]:
 def kb_schema(kb_path: Path) -> Schema | None:
     """``<kb_path>/groove-schema.toml`` loaded, or None when there is none (a broken one raises)."""
     path = Path(kb_path) / SCHEMA_FILENAME
+    check_regular(path, "the schema file")  # a link (to outside the KB) or a FIFO: refused
     return load_schema(path) if path.is_file() else None
 
 
@@ -148,7 +151,7 @@ def field_strings(value: Any) -> tuple[str, ...]:
 def load_schema(path: Path) -> Schema:
     """Parse and check a schema file; every refusal names the field and the key."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_bytes(path, "the schema file").decode("utf-8"))
     except OSError as exc:
         raise SchemaError(f"cannot read schema {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -173,6 +176,10 @@ def load_schema(path: Path) -> Schema:
         raise SchemaError(f"schema {path}: 'fields' must be a table of [fields.<name>] tables")
     rules = []
     for name, spec in fields.items():
+        if ANY_CONTROL.search(name) or not name.strip():
+            raise SchemaError(f"schema {path}: field name {name!r} is refused: it is empty or "
+                              "holds a control character (a newline, a tab, an escape); "
+                              "accepted: a frontmatter key of printable characters")
         if not isinstance(spec, dict):
             raise SchemaError(f"schema {path}: field {name!r} must be a table ([fields.{name}])")
         rules.append(_field_rule(path, name, spec))

@@ -37,6 +37,9 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
     blocks = []
     for hit in response.results:
         content = highlighted(hit.content, hit.match_spans) if highlight else hit.content
+        cut = hit.content_cut()
+        if cut is not None:
+            content += f"\n[{cut}]"
         symbol = "" if hit.line_start is None else "symbol: " + " ".join(
             part for part in (hit.symbol_kind, hit.heading, f"in {hit.scope}" if hit.scope else "",
                               f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"

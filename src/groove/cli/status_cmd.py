@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from groove._logging import escape_controls
 from groove.cli import cli
 from groove.cli.options import format_option, kb_options
 from groove.kb import KnowledgeBase
@@ -87,7 +88,8 @@ def status_command(kb: KnowledgeBase, fmt: str, count_files: bool) -> None:
         value = last_indexed(status) if key == "last_indexed" else status.get(key)
         click.echo(f"{label}: {'never' if value is None else value}")
     declared = status["declared_fields"]
-    shown = "none recorded" if declared is None else (", ".join(declared) or "none")
+    shown = "none recorded" if declared is None else (
+        ", ".join(escape_controls(name, one_line=True) for name in declared) or "none")
     click.echo(f"Declared fields: {shown} ({status['declared_field_values']} values)")
     for line in index_lines(status):
         click.echo(line)

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from groove.errors import ConfigError
+from groove.parsers import PARSER_ALIASES
 
 log = logging.getLogger("groove.config")
 
@@ -60,6 +61,10 @@ def upgrade_embedding(section: Any, out: dict[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: [embedding] {unknown[0]} is not a GrooveSeek embedding "
                           f"key groove reads; accepted: {', '.join(_EMBEDDING_ACCEPTED)}")
     provider = section.get("provider", "fastembed")
+    if provider == "fastembed" and "api_key" in section:
+        log.warning("%s: [embedding] api_key does nothing with the local model (and groove "
+                    "reads keys only from the environment variable [embedder] api_key_env "
+                    "names): remove it from the file", where)
     if provider == "fastembed":
         log.warning("%s: [embedding] provider = \"fastembed\" is GrooveSeek's local model; "
                     "ignored: groove's `model` key chooses the model (docs/grooveseek.md)", where)
@@ -113,6 +118,15 @@ def upgrade_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
                               f"different values; keep only {new}")
         out[new] = value
         deprecated(where, f"`{old}`", f"`{new}`")
+    parsers = out.get("parsers")
+    enabled = parsers.get("enabled") if isinstance(parsers, dict) else None
+    if isinstance(parsers, dict) and isinstance(enabled, list):
+        short = [p for p in enabled if isinstance(p, str) and p in PARSER_ALIASES]
+        for pid in dict.fromkeys(short):
+            deprecated(where, f"parser id {pid!r}", f"{PARSER_ALIASES[pid]!r}")
+        if short:
+            out["parsers"] = {**parsers, "enabled": [
+                PARSER_ALIASES.get(p, p) if isinstance(p, str) else p for p in enabled]}
     reranker = out.get("reranker")
     if isinstance(reranker, str) and reranker in RERANKER_ALIASES:
         out["reranker"] = RERANKER_ALIASES[reranker]

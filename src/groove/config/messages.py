@@ -98,7 +98,8 @@ def _describe(err: Mapping[str, Any], where: str, root: type[BaseModel]) -> str:
     elif err["type"] == "missing":
         return f"{where}: {key} is required; accepted: {accepted}"
     else:
-        problem = str(err["msg"]).removeprefix("Value error, ")
+        # A validator's own "; accepted: …" is said once, by the field's description below.
+        problem = str(err["msg"]).removeprefix("Value error, ").split("; accepted: ")[0]
     return f"{where}: {key} = {_show(err.get('input'))} is refused ({problem}); accepted: {accepted}"
 
 

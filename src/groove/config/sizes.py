@@ -26,7 +26,8 @@ SIZE_KEYS = ("max_binary_file_size", "max_text_file_size", "max_decompressed_siz
 
 _UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
-_SIZE = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
+#: ASCII digits and unit letters only: ``"٣ MB"`` (an Arabic-Indic three) is refused.
+_SIZE = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII)
 ACCEPTED = ('a whole number of bytes >= 1, a whole number with a unit (B, KB, MB, GB, TB; '
             'KiB, MiB, GiB, TiB), or "unlimited"')
 

@@ -43,6 +43,7 @@ TRUSTED_ONLY: dict[str, str] = {
     "index.max_decompressed_size": "it would change how far an Office file may inflate",
     "transport.http.systemd_socket": "it would serve on a socket another program set up "
                                      "(a Unix socket has no loopback peer check)",
+    "eval.golden": "`groove eval` would read that file, anywhere, and quote it in errors",
 }
 
 

@@ -121,8 +121,10 @@ class OpenAIEmbedder(Embedder):
                     "([embedder] api_key_env) is not set or empty")
             headers["Authorization"] = f"Bearer {key}"
             self._key = key
+        # A service on this machine is reached directly, never through HTTP_PROXY.
         self._http = httpx.Client(base_url=settings.url + "/", headers=headers,
-                                  timeout=settings.timeout_s)
+                                  timeout=settings.timeout_s,
+                                  trust_env=not _loopback_url(settings.url))
         self._dim: int | None = settings.dimensions
 
     # --- the Embedder interface --------------------------------------------------
@@ -256,7 +258,10 @@ class OpenAIEmbedder(Embedder):
                     "[embedder] url (usually ends in /v1) and the model name")
         else:
             what = f"HTTP {status}: the service refused the request"
-        return self._fail(what + (f" ({detail})" if detail else ""))
+        if detail:  # the operator's log only: the body may echo a key, and errors reach clients
+            log.warning("%s: HTTP %s; the service said: %s", self.source, status,
+                        self._scrub(detail))
+        return self._fail(what + ("; its answer is in groove's log" if detail else ""))
 
     def _vectors(self, payload: Any, count: int) -> np.ndarray:
         """The answer's vectors in input order; the shape is checked before any is converted."""
@@ -291,6 +296,19 @@ class OpenAIEmbedder(Embedder):
         if not np.isfinite(vectors).all():
             raise self._fail(f"expected {count} finite vectors, got a non-finite value")
         return vectors
+
+
+def _loopback_url(url: str) -> bool:
+    """Whether ``url`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    from urllib.parse import urlsplit
+
+    from groove.config.bind import is_loopback_host
+
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    return host is not None and is_loopback_host(host)
 
 
 def _read_capped(response: Any, limit: int) -> bytes | None:

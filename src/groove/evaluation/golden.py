@@ -17,6 +17,7 @@ import yaml
 
 from groove.errors import GrooveError, InvalidArgument
 from groove.search.query import check_searchable
+from groove.store.files import read_bytes
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
@@ -60,7 +61,7 @@ class GoldenSet:
 def load_golden(path: Path) -> GoldenSet:
     """Read and validate a golden file; errors name the entry and the field."""
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, "the golden file")  # a FIFO or a link: refused, never waited on
     except FileNotFoundError:
         raise GoldenError(
             f"no golden file at {path}: create it with `queries: [{{query, expected: "
@@ -126,7 +127,7 @@ def load_unanswerable(path: Path) -> tuple[str, ...]:
     Used for the ``unanswerable_low_confidence_rate`` metric (docs/evaluation.md).
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_bytes(path, "the unanswerable-questions file").decode("utf-8"))
     except FileNotFoundError:
         raise GoldenError(f"no unanswerable-questions file at {path}") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -63,6 +63,9 @@ class FullTextIndex(ABC):
 
     #: Where the index lives (named in messages).
     path: Path
+    #: Why a damaged index found when opening was replaced by an empty one (None: it
+    #: was not); the store names it when it refills the index.
+    recreated: str | None = None
 
     # --- reads (on the commit last loaded) -------------------------------------------
     @abstractmethod
@@ -93,6 +96,20 @@ class FullTextIndex(ABC):
     @abstractmethod
     def count(self) -> int:
         """How many chunks the last commit holds."""
+
+    # --- damage (the index is derived: a damaged one is rebuilt, never repaired) -------
+    @abstractmethod
+    def problem(self) -> str | None:
+        """Why the index cannot be read now, in words (None: it looks intact); cheap
+        enough to ask before every search."""
+
+    @abstractmethod
+    def verify(self) -> None:
+        """Read every entry once; :class:`~groove.errors.FullTextDamaged` if one cannot be."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Throw the index away and start an empty one in its place."""
 
     # --- writes (buffered until :meth:`commit`) -----------------------------------
     @abstractmethod

@@ -24,6 +24,22 @@ Fields (one tantivy document per chunk):
   document's chunks. The chunk with id 0 (never a real chunk: SQLite ids start
   at 1) carries the :class:`~groove.fulltext.base.Stamp` of the last commit.
 
+The folder is untrusted input like every file beside the database (it may
+come with a cloned repository), and tantivy reads it through memory maps and
+panics (a Rust panic: ``pyo3_runtime.PanicException``, a ``BaseException``)
+on damaged bytes. So: the folder itself must be a real directory (a link or a
+file there is refused, :func:`groove.store.files.check_directory`); whatever
+inside it is not a regular file (a FIFO, a link such as a dangling
+``.tantivy-writer.lock``) is found with ``lstat`` before tantivy opens
+anything; every call into tantivy goes through one guard
+(:meth:`TantivyIndex._tantivy`) that turns a panic, an error or an
+impossible value into :class:`~groove.errors.FullTextDamaged`; and the sizes
+of the (immutable) segment files are checked before each read, so a file
+truncated under a running server is noticed before a read of its mapped
+pages could kill the process with SIGBUS. A damaged folder is never
+repaired in place: :meth:`TantivyIndex.reset` removes it and the store
+refills it from the database.
+
 A query phrase is cut into CJK runs and the text between them; each piece
 must match (word, word phrase, bigram phrase or single character) and the
 phrases are ORed, scored by BM25. A searched one-word piece that is an
@@ -34,17 +50,20 @@ irregular past form also matches its base form (``taken`` → ``take``,
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import tantivy
 
-from groove.errors import CorruptIndexError, GrooveError
+from groove.errors import FullTextDamaged, GrooveError
 from groove.fulltext.base import FullTextIndex, Stamp, TextRow
 from groove.fulltext.irregular import BASE_FORMS
 from groove.fulltext.scripts import CJK_RUN, rust_cjk_class
+from groove.store.files import check_directory, planted_entries
 
 log = logging.getLogger("groove.fulltext")
 
@@ -56,6 +75,17 @@ _WORD_PATTERN = rf"[\p{{L}}\p{{N}}\p{{M}}_&&[^{rust_cjk_class()}]]+"
 _MAX_TOKEN_CHARS = 40
 _STAMP_CHUNK = 0
 _WRITER_HEAP = 48_000_000
+#: How the folder is named in refusals.
+_WHAT = "the full-text index folder"
+#: Files tantivy rewrites in place (every other file of a segment is written once).
+_MUTABLE = frozenset({"meta.json", ".managed.json", ".tantivy-writer.lock",
+                      ".tantivy-meta.lock"})
+
+
+def is_panic(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Rust panic surfaced by pyo3 (``pyo3_runtime.PanicException``,
+    a ``BaseException`` that no ``except Exception`` catches)."""
+    return type(exc).__name__ == "PanicException"
 
 
 def _word_analyzer() -> tantivy.TextAnalyzer:
@@ -110,35 +140,148 @@ class TantivyIndex(FullTextIndex):
                             for form, base in BASE_FORMS.items()}
         self._lock = threading.RLock()
         self._writer: tantivy.IndexWriter | None = None
+        #: Why the folder cannot be read (set by a failed call or a shrunk file; cleared
+        #: only by :meth:`reset`): tantivy is not called on it again.
+        self._broken: str | None = None
+        #: Segment file sizes when last (re)loaded: one that shrinks was truncated.
+        self._sizes: dict[str, int] = {}
+        self.recreated: str | None = None
         self._index = self._open()
 
-    # --- opening ---------------------------------------------------------------
+    # --- opening, checking, resetting ---------------------------------------------
     def _open(self) -> tantivy.Index:
-        """Open the directory, creating it; an unreadable one is replaced by an empty index.
+        """Open the folder, creating it; an unusable one is replaced by an empty index.
 
-        The directory is derived data: when tantivy cannot read it (damaged,
-        another format), it is removed and recreated empty; its missing stamp
-        then makes the store rebuild it from SQLite. A directory groove may not
+        The folder is derived data: when tantivy cannot read it (damaged,
+        another format) or it holds something that is not a regular file, it
+        is removed and recreated empty; its missing stamp then makes the store
+        rebuild it from SQLite. A link or a file at the folder's name is
+        refused (:class:`~groove.errors.UnsafeFile`); a folder groove may not
         create or write is a one-line error naming it.
         """
+        check_directory(self.path, _WHAT)
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            try:
-                index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-            except ValueError as exc:
-                log.warning("the full-text index %s cannot be opened (%s): recreating it empty; "
-                            "it is rebuilt from the database", self.path, exc)
-                shutil.rmtree(self.path, ignore_errors=True)
+            why = self._planted()
+            if why is None:
                 self.path.mkdir(parents=True, exist_ok=True)
-                index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
-        except (OSError, ValueError) as exc:
+                try:
+                    with self._tantivy("opening it"):
+                        index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+                except FullTextDamaged:
+                    why = self._broken
+            if why is not None:
+                log.info("the full-text index %s cannot be used (%s): recreating it empty",
+                         self.path, why)
+                self.recreated = why
+                index = self._create()
+        except OSError as exc:
             raise GrooveError(
                 f"cannot open the full-text index {self.path} ({exc}): groove keeps it beside "
                 "the index file and needs to write there; fix the permissions or set db_path "
                 "to a writable place") from exc
+        self._broken = None
+        self._register(index)
+        self._sizes = self._segment_sizes()
+        return index
+
+    def _create(self) -> tantivy.Index:
+        """An empty index in a fresh folder (whatever was there is removed, links unfollowed)."""
+        check_directory(self.path, _WHAT)
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            with self._tantivy("creating it"):
+                index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
+        except FullTextDamaged as exc:
+            raise GrooveError(f"cannot create the full-text index {self.path}: {exc}") from exc
+        self._register(index)
+        return index
+
+    def _register(self, index: tantivy.Index) -> None:
         index.register_tokenizer(_WORDS, self._words)
         index.register_tokenizer(_SPACES, _space_analyzer())
-        return index
+
+    def _planted(self) -> str | None:
+        """What in the folder is not a regular file, in words (None: nothing)."""
+        planted = planted_entries(self.path)
+        return f"it holds {', '.join(planted)}, where tantivy keeps only files" if planted else None
+
+    def _segment_sizes(self) -> dict[str, int]:
+        """The size of every segment file now (tantivy never rewrites one in place)."""
+        sizes = {}
+        try:
+            with os.scandir(self.path) as entries:
+                for entry in entries:
+                    if entry.name not in _MUTABLE:
+                        try:
+                            sizes[entry.name] = entry.stat(follow_symlinks=False).st_size
+                        except FileNotFoundError:
+                            continue
+        except FileNotFoundError:
+            return {}
+        return sizes
+
+    def problem(self) -> str | None:
+        """Why the folder cannot be read now, or None: a damage seen before, a missing
+        folder or ``meta.json``, a planted FIFO or link, a segment file that shrank
+        since it was mapped. One directory listing; nothing is opened."""
+        with self._lock:
+            if self._broken is not None:
+                return self._broken
+            check_directory(self.path, _WHAT)
+            if not self.path.exists():
+                return "the folder is missing"
+            why = self._planted()
+            if why is not None:
+                return why
+            if not (self.path / "meta.json").exists():
+                return "its meta.json is missing"
+            now = self._segment_sizes()
+            shrunk = sorted(name for name, size in self._sizes.items()
+                            if name in now and now[name] < size)
+            if shrunk:
+                # Reading the mapped pages past the new end would be SIGBUS: never again.
+                self._broken = f"{shrunk[0]} was truncated from {self._sizes[shrunk[0]]} bytes"
+                return self._broken
+            return None
+
+    def _ready(self) -> None:
+        """Raise :class:`FullTextDamaged` unless the folder can be read (see :meth:`problem`)."""
+        why = self.problem()
+        if why is not None:
+            raise self._damaged(why)
+
+    @contextmanager
+    def _tantivy(self, doing: str) -> Iterator[None]:
+        """The one boundary where groove calls tantivy: a panic, an error or a value that
+        cannot be (a chunk id of None) becomes :class:`FullTextDamaged`, and the folder is
+        not read again until :meth:`reset`."""
+        try:
+            yield
+        except FullTextDamaged:
+            raise
+        except (ValueError, TypeError, OSError) as exc:
+            self._broken = f"{doing} failed: {exc}"
+            raise self._damaged(self._broken) from exc
+        except BaseException as exc:
+            if not is_panic(exc):
+                raise
+            self._broken = f"tantivy panicked {doing}: {exc}"
+            raise self._damaged(self._broken) from None
+
+    def _damaged(self, why: str) -> FullTextDamaged:
+        return FullTextDamaged(
+            f"the full-text index {self.path} cannot be used ({why}); it is derived data: "
+            "the next search or `groove index` rebuilds it from the database")
+
+    def reset(self) -> None:
+        """Remove the folder and start an empty index in it; the store refills it."""
+        with self._lock:
+            writer, self._writer = self._writer, None
+            del writer  # dropped unused: its lock file goes with the folder
+            self._index = self._create()
+            self._broken = None
+            self._sizes = {}
 
     # --- reads -------------------------------------------------------------------
     def _searcher(self) -> tantivy.Searcher:
@@ -147,31 +290,53 @@ class TantivyIndex(FullTextIndex):
 
     def refresh(self) -> None:
         with self._lock:
-            try:
+            self._ready()
+            with self._tantivy("reloading it"):
                 self._index.reload()
-            except ValueError as exc:
-                raise self._damaged(exc) from exc
+            self._sizes = self._segment_sizes()
 
     def stamp(self) -> Stamp | None:
         with self._lock:
             try:
-                searcher = self._searcher()
-                hits = searcher.search(
-                    tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
-                if not hits:
-                    return None
-                values = searcher.doc(hits[0][1]).get_all("stamp")
-            except ValueError as exc:
-                log.warning("the full-text index %s cannot be read: %s", self.path, exc)
+                self._ready()
+                with self._tantivy("reading its stamp"):
+                    searcher = self._searcher()
+                    hits = searcher.search(
+                        tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
+                    if not hits:
+                        return None
+                    values = searcher.doc(hits[0][1]).get_all("stamp")
+            except FullTextDamaged:
                 return None
         return Stamp.decode(str(values[0])) if values else None
 
     def count(self) -> int:
         with self._lock:
-            searcher = self._searcher()
-            stamped = searcher.search(
-                tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
-            return int(searcher.num_docs) - len(stamped)
+            self._ready()
+            with self._tantivy("counting its documents"):
+                searcher = self._searcher()
+                stamped = searcher.search(
+                    tantivy.Query.term_query(self._schema, "chunk_id", _STAMP_CHUNK), 1).hits
+                return int(searcher.num_docs) - len(stamped)
+
+    def verify(self) -> None:
+        """Read every chunk id once (what a search reads for its hits): a damaged
+        fast field or a panic is :class:`FullTextDamaged` now, not at some search."""
+        with self._lock:
+            self._ready()
+            with self._tantivy("reading every chunk id"):
+                searcher = self._searcher()
+                every = tantivy.Query.all_query()
+                total = self._count(searcher, every)
+                hits = searcher.search(every, total, count=False).hits if total else []
+                ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
+                self._ids(ids)
+
+    def _ids(self, values: Sequence[object]) -> list[int]:
+        """Chunk ids read from the fast field; a value that is not an integer is damage."""
+        if any(not isinstance(v, int) for v in values):
+            raise TypeError("a chunk id in the fast field cannot be read")
+        return [int(v) for v in values]  # type: ignore[call-overload]
 
     def search(self, phrases: Sequence[str], limit: int,
                exclude: Sequence[str] = ()) -> list[tuple[int, float]]:
@@ -199,25 +364,19 @@ class TantivyIndex(FullTextIndex):
                                                  (tantivy.Occur.MustNot, excluded)])
         fetch = 2 * limit + 1
         with self._lock:
-            searcher = self._searcher()
-            try:
+            self._ready()
+            with self._tantivy("searching it"):
+                searcher = self._searcher()
                 while True:
                     hits = searcher.search(query, fetch, count=False).hits
                     if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0]:
                         break
                     fetch *= 2
-                ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
-            except ValueError as exc:
-                raise self._damaged(exc) from exc
-        ranked = sorted(((int(cid), float(score))  # type: ignore[arg-type]
-                         for (score, _), cid in zip(hits, ids, strict=True)),
+                ids = self._ids(searcher.fast_field_values(
+                    "chunk_id", [address for _, address in hits]))
+        ranked = sorted(((cid, float(score)) for (score, _), cid in zip(hits, ids, strict=True)),
                         key=lambda hit: (-hit[1], hit[0]))
         return ranked[:limit]
-
-    def _damaged(self, exc: BaseException) -> CorruptIndexError:
-        return CorruptIndexError(
-            f"the full-text index {self.path} cannot be read ({exc}); run `groove index --force` "
-            "to rebuild it from the database")
 
     def matching(self, terms: Sequence[str], among: Sequence[int] | None = None) -> set[int]:
         """Every chunk holding any term: a count, then exactly that many unscored hits.
@@ -242,8 +401,9 @@ class TantivyIndex(FullTextIndex):
                                                  (tantivy.Occur.Must, asked)])
         constant = tantivy.Query.const_score_query(query, 1.0)
         with self._lock:
-            searcher = self._searcher()
-            try:
+            self._ready()
+            with self._tantivy("matching in it"):
+                searcher = self._searcher()
                 total = len(among) if among is not None else self._count(searcher, constant)
                 hits = searcher.search(constant, total, count=False).hits if total else []
                 if among is not None and hits and len(hits) == total:
@@ -251,10 +411,9 @@ class TantivyIndex(FullTextIndex):
                     counted = self._count(searcher, constant)
                     if counted > total:
                         hits = searcher.search(constant, counted, count=False).hits
-                ids = searcher.fast_field_values("chunk_id", [address for _, address in hits])
-            except ValueError as exc:
-                raise self._damaged(exc) from exc
-        return {int(v) for v in ids}  # type: ignore[arg-type]
+                ids = self._ids(searcher.fast_field_values(
+                    "chunk_id", [address for _, address in hits]))
+        return set(ids)
 
     @staticmethod
     def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
@@ -311,11 +470,13 @@ class TantivyIndex(FullTextIndex):
         its terms): a few dictionary lookups, whatever the matches."""
         bound = 0
         with self._lock:
-            searcher = self._searcher()
-            for phrase in terms:
-                fewest = [searcher.doc_freq(field, term)
-                          for field, tokens in self._piece_terms(phrase) for term in tokens]
-                bound += min(fewest, default=0)
+            self._ready()
+            with self._tantivy("reading term counts"):
+                searcher = self._searcher()
+                for phrase in terms:
+                    fewest = [searcher.doc_freq(field, term)
+                              for field, tokens in self._piece_terms(phrase) for term in tokens]
+                    bound += min(fewest, default=0)
         return bound
 
     def _word(self, stem: str, searched: bool) -> tantivy.Query:
@@ -344,19 +505,29 @@ class TantivyIndex(FullTextIndex):
     # --- writes ----------------------------------------------------------------------
     def _writing(self) -> tantivy.IndexWriter:
         if self._writer is None:
+            self._ready()  # a dangling .tantivy-writer.lock link: never written through
             try:
                 self._writer = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
             except ValueError as exc:
+                if "LockBusy" not in str(exc) and "locked" not in str(exc).lower():
+                    self._broken = f"opening a writer failed: {exc}"
+                    raise self._damaged(self._broken) from exc
                 raise GrooveError(
                     f"the full-text index {self.path} is locked by another writer ({exc}); "
                     "only one groove process may index at a time") from exc
+            except BaseException as exc:
+                if not is_panic(exc):
+                    raise
+                self._broken = f"tantivy panicked opening a writer: {exc}"
+                raise self._damaged(self._broken) from None
         return self._writer
 
     def add(self, rows: Sequence[TextRow]) -> None:
         with self._lock:
             writer = self._writing()
-            for row in rows:
-                writer.add_document(self._document(row))
+            with self._tantivy("adding documents"):
+                for row in rows:
+                    writer.add_document(self._document(row))
 
     @staticmethod
     def _document(row: TextRow) -> tantivy.Document:
@@ -375,34 +546,40 @@ class TantivyIndex(FullTextIndex):
 
     def delete_document(self, doc_id: int) -> None:
         with self._lock:
-            self._writing().delete_documents_by_term("doc_id", int(doc_id))
+            writer = self._writing()
+            with self._tantivy("deleting a document"):
+                writer.delete_documents_by_term("doc_id", int(doc_id))
 
     def delete_all(self) -> None:
         with self._lock:
-            self._writing().delete_all_documents()
+            writer = self._writing()
+            with self._tantivy("emptying it"):
+                writer.delete_all_documents()
 
     def commit(self, stamp: Stamp) -> None:
         with self._lock:
             writer = self._writing()
-            writer.delete_documents_by_term("chunk_id", _STAMP_CHUNK)
-            doc = tantivy.Document()
-            doc.add_integer("chunk_id", _STAMP_CHUNK)
-            doc.add_text("stamp", stamp.encode())
-            writer.add_document(doc)
-            try:
+            with self._tantivy("committing"):
+                writer.delete_documents_by_term("chunk_id", _STAMP_CHUNK)
+                doc = tantivy.Document()
+                doc.add_integer("chunk_id", _STAMP_CHUNK)
+                doc.add_text("stamp", stamp.encode())
+                writer.add_document(doc)
                 writer.commit()
                 self._index.reload()  # this process searches what it just committed
-            except ValueError as exc:
-                raise CorruptIndexError(
-                    f"the full-text index {self.path} could not be written ({exc}); "
-                    "run `groove index --force` to rebuild it") from exc
+            self._sizes = self._segment_sizes()
 
     def release_writer(self) -> None:
         with self._lock:
             writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.rollback()  # nothing uncommitted should remain; never publish half a batch
-            writer.wait_merging_threads()
+        if writer is None:
+            return
+        try:
+            with self._tantivy("closing its writer"):
+                writer.rollback()  # nothing uncommitted should remain; never publish half a batch
+                writer.wait_merging_threads()
+        except FullTextDamaged as exc:  # recorded: the next use rebuilds the folder
+            log.warning("%s", exc)
 
     def close(self) -> None:
         self.release_writer()

@@ -106,7 +106,7 @@ def coarse_chunks(doc: ParsedDocument, sections: list[Section], max_chunks: int,
 
     A piece takes the heading, breadcrumb and ancestry of the section its
     first line comes from, so a hit still says where in the file it is. A
-    line longer than the budget is cut (:func:`_cut_line`), never left as one
+    line longer than the budget is cut (:func:`cut_line`), never left as one
     piece far past it.
     """
     lines = [(section, line) for section in sections
@@ -215,7 +215,7 @@ def _pack_lines(lines: list[tuple[Section, str]], budget: int
     """Greedy packing of lines (cut at ``budget``) into (first section, lines, length)."""
     pieces: list[tuple[Section, list[str], int]] = []
     for section, line in lines:
-        for unit in _cut_line(line, budget):
+        for unit in cut_line(line, budget):
             if pieces and pieces[-1][2] + 1 + len(unit) <= budget:
                 first, held, length = pieces[-1]
                 held.append(unit)
@@ -225,7 +225,7 @@ def _pack_lines(lines: list[tuple[Section, str]], budget: int
     return pieces
 
 
-def _cut_line(line: str, budget: int) -> list[str]:
+def cut_line(line: str, budget: int) -> list[str]:
     """``line`` in parts of at most ``budget`` characters, cut after a space where one is
     in the second half of the part (so a word is not split), else at the budget."""
     parts = []

@@ -249,6 +249,34 @@ def _trim(lines: _Lines, piece: Piece) -> Piece | None:
 # --------------------------------------------------------------------------- chunks
 
 
+#: A piece longer than this many budgets is cut by characters; below it a long line
+#: (a long string literal, a table row) stays whole in one chunk.
+LONG_PIECE_FACTOR = 8
+
+
+def _cut_long_lines(lines: _Lines, plan: Plan, budget: int, max_chunks: int | None
+                    ) -> list[tuple[Piece, str]]:
+    """Each piece's text; a piece over :data:`LONG_PIECE_FACTOR` budgets (only a line that
+    long makes one: a minified file) cut by characters into parts that keep every character.
+
+    The parts share their piece's lines. The cut starts at the plan's budget and doubles
+    until the parts fit ``max_chunks``; it depends only on the text.
+    """
+    from groove.indexing.chunking import cut_line
+
+    total = lines.weight(0, len(lines) - 1)
+    limit = (fallback_budget(total, budget, max_chunks) if plan.capped and max_chunks
+             else budget)
+    texts = [(piece, lines.text(piece.first, piece.last)) for piece in plan.pieces]
+    while True:
+        parts = [(piece, part) for piece, text in texts
+                 for part in (cut_line(text, max(1, limit))
+                              if len(text) > LONG_PIECE_FACTOR * budget else [text])]
+        if max_chunks is None or len(parts) <= max(max_chunks, len(plan.pieces)):
+            return parts
+        limit *= 2  # ends: once limit covers the longest text, every piece is one part
+
+
 def code_chunks(doc: ParsedDocument, outline: CodeOutline, *, path: str, budget: int,
                 max_chunks: int | None, count_tokens: Callable[[str], int]) -> list[Chunk]:
     """The chunks of one source file, in file order.
@@ -266,8 +294,7 @@ def code_chunks(doc: ParsedDocument, outline: CodeOutline, *, path: str, budget:
                     "lines instead (every line is still indexed)", path, max_chunks)
     lines = _Lines(outline.text)
     chunks: list[Chunk] = []
-    for piece in plan.pieces:
-        content = lines.text(piece.first, piece.last)
+    for piece, content in _cut_long_lines(lines, plan, budget, max_chunks):
         definition = piece.definition
         kind = definition.kind if definition else None
         name = definition.name if definition else None

@@ -281,7 +281,7 @@ def _run_index(
     if force:
         store.rebuild_fulltext()
     else:
-        store.ensure_fulltext()
+        store.ensure_fulltext(verify=True)
     embedder = embedder_factory()
     if force:
         probe_before_reset(embedder)

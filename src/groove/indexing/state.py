@@ -72,6 +72,7 @@ def read_index_state(store: Store, *, building: bool, files: FileChanges | None)
         files_newer=None if files is None else files.newer,
         files_skipped=None if files is None else files.skipped,
         files_total=None if files is None else files.total,
+        fulltext_unavailable=store.fulltext_problem(),
     )
 
 

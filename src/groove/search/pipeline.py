@@ -71,6 +71,7 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                                   max_expanded_tokens=pr.max_expanded_tokens)
         scores_in_rank_order(hits)
         for hit in hits:
+            hit.cap_content()  # a chunk of a huge one-line file: the hit says it was cut
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
         reason = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
         return SearchResponse(results=hits, low_confidence=reason is not None,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import types
+import unicodedata
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -281,6 +282,11 @@ def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str
     return out
 
 
+def has_term(query: str) -> bool:
+    """Whether ``query`` holds anything but punctuation, spaces and control characters."""
+    return any(unicodedata.category(ch)[0] not in "PZC" for ch in query)
+
+
 def validate_request(request: SearchRequest) -> SearchRequest:
     """The request ready to run: re-validated (it may have been changed since it was
     built) and with a query that is more than whitespace and more than exclusions.
@@ -288,6 +294,10 @@ def validate_request(request: SearchRequest) -> SearchRequest:
     checked = request.replace()
     if not checked.query.strip():
         raise InvalidArgument("query: must contain something other than whitespace")
+    if not has_term(checked.query):  # 1,000 quotes: nothing to match, seconds to embed
+        raise InvalidArgument("query: has no term to search for (only punctuation, quotes "
+                              "and spaces); accepted: text with at least one letter, digit "
+                              "or symbol")
     check_searchable(checked.query)
     return checked
 

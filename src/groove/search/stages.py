@@ -80,3 +80,19 @@ def resolve_stages(request: SearchRequest, config: Config) -> Stages:
         all_language_spans=bool(_pick(request.all_language_spans,
                                       search.all_language_spans)),
     )
+
+
+def inert_options(request: SearchRequest, config: Config) -> list[str]:
+    """Per-call options that cannot change this answer, each as a sentence saying why
+    (so a user is told, not left to wonder why nothing changed)."""
+    stages = resolve_stages(request, config)
+    notes = []
+    if not stages.mmr and (request.mmr_lambda is not None
+                           or request.mmr_same_doc_penalty is not None):
+        given = "mmr_lambda" if request.mmr_lambda is not None else "mmr_same_doc_penalty"
+        notes.append(f"{given} does nothing: MMR is off for this search (pass --mmr / "
+                     "mmr: true, or set [search.mmr] enabled = true)")
+    if request.rerank and config.reranker is None:
+        notes.append("rerank: true does nothing: no reranker is configured (set reranker = "
+                     "\"bge-reranker-base\" or another in groove.toml)")
+    return notes

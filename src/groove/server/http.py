@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from groove._logging import note
 from groove.config.bind import BindAddress
 from groove.errors import ConfigError, GrooveError
+from groove.server import refusals
 from groove.server.http_limits import CompleteBody
 from groove.server.state import ServerState
 
@@ -87,6 +88,7 @@ def security_settings(config: Config, address: BindAddress | None) -> TransportS
     origins = http.allowed_origins
     if not origins:
         origins = [f"http://{netloc}" for netloc in loopback]
+    refusals.install()  # the gate's refusals: one line a minute, no caller bytes
     # lower-cased like the request's headers (lowercase_names): host names ignore case
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=[h.lower() for h in hosts],

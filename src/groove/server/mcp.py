@@ -27,7 +27,7 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from groove._version import __version__
-from groove.errors import GrooveError, NotFound
+from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
 from groove.kb import DOCUMENT_TEXT_CAP_LABEL
 from groove.paths import ROOT_TOPIC, check_rel_path, doc_uri, topic_prefixes, topic_uri
 from groove.server import prompts
@@ -158,6 +158,9 @@ def error_result(message: str) -> CallToolResult:
                           structured_content=body, is_error=True)
 
 
+#: pydantic's error types for a value of the right type outside its bounds.
+_BOUND_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than",
+                           "less_than_equal", "too_short", "too_long"})
 _JSON_TYPES = {"string": "a string", "integer": "an integer", "number": "a number",
                "boolean": "true or false", "array": "a list", "object": "an object"}
 
@@ -172,6 +175,9 @@ def argument_errors(tool: str, error: ValidationError, schema: dict[str, Any]) -
         wanted = _JSON_TYPES.get(kind, "a value")
         if err["type"] == "missing":
             problems.append(f"{field} is required ({wanted})")
+        elif err["type"] in _BOUND_ERRORS:  # the right type, out of range: say the bound
+            bound = str(err["msg"]).removeprefix("Input should be ")
+            problems.append(f"{field} must be {wanted} {bound}, got {err.get('input')!r}")
         else:
             given = repr(err.get("input"))
             given = given if len(given) <= 60 else given[:57] + "..."
@@ -239,9 +245,9 @@ def _register_resources(server: MCPServer, kb: KnowledgeBase) -> None:
 
 def _check_uri_param(name: str, value: str) -> None:
     """Decoded URI parameter: the SDK's policy plus ours, with a message saying why."""
-    if _URI_SECURITY.validate({name: value}) is not None:
-        raise ResourceError(f"{name} {value!r} is refused: it escapes kb_path "
-                            "(no '..', no absolute path, no NUL)")
+    if _URI_SECURITY.validate({name: value}) is not None:  # the caller's mistake: -32602
+        raise MCPError(INVALID_PARAMS, f"{name} {value!r} is refused: it escapes kb_path "
+                       "(no '..', no absolute path, no NUL)")
 
 
 async def _resource_call(fn: Any, *args: Any) -> Any:
@@ -249,6 +255,8 @@ async def _resource_call(fn: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args)
     except NotFound as exc:
         raise ResourceNotFoundError(str(exc)) from None
+    except (PathRefused, InvalidArgument) as exc:  # the URI asked for what is refused: -32602
+        raise MCPError(INVALID_PARAMS, str(exc)) from None
     except GrooveError as exc:
         raise ResourceError(str(exc)) from None
     except Exception:

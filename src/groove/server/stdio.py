@@ -19,7 +19,12 @@ groove reads stdin itself and checks each line first (docs/troubleshooting.md):
   quietly, with one ``info`` line instead of a ``BrokenPipeError`` traceback;
 * a request whose ``id`` is neither an integer nor a string (``{"a": 1}``,
   ``1e400``), which the SDK would take for a notification and never answer,
-  is logged and dropped (there is no id to answer it with).
+  is logged and dropped (there is no id to answer it with);
+* at the end of stdin, the requests still running are answered before the
+  server exits (the SDK would cancel them): the end of the input is passed on
+  only once every request passed on has had its reply written
+  (:class:`InFlight`), or a cancellation for it arrived, or
+  :data:`DRAIN_S` seconds have passed.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ log = logging.getLogger("groove.server.stdio")
 LOG_EXCERPT = 120
 #: The message of every parse-error reply.
 NOT_JSON = "Parse error: the request is not valid JSON"
+#: How long, after stdin ends, the requests in flight may take to be answered.
+DRAIN_S = 120.0
 _ID_IN_BROKEN_JSON = re.compile(r'^\s*\{.*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
@@ -86,23 +93,80 @@ def _silence_stdout() -> None:
         pass
 
 
+class InFlight:
+    """The ids of requests passed to the SDK and not yet answered."""
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._drained = anyio.Event()
+        self._drained.set()
+
+    def passed_on(self, line: str) -> None:
+        """Note a line the SDK takes: a request's id, or a cancellation of one."""
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(message, dict):
+            return
+        if "id" in message and "method" in message:
+            self._ids.add(_key(message["id"]))
+            if self._drained.is_set():
+                self._drained = anyio.Event()
+        elif message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                self._answered(params["requestId"])
+
+    def written(self, message: SessionMessage) -> None:
+        """Note a message written to stdout: a response or an error ends its request."""
+        root = getattr(message.message, "root", message.message)
+        if isinstance(root, types.JSONRPCResponse | types.JSONRPCError) and root.id is not None:
+            self._answered(root.id)
+
+    def _answered(self, request_id: Any) -> None:
+        self._ids.discard(_key(request_id))
+        if not self._ids:
+            self._drained.set()
+
+    async def drained(self, seconds: float = DRAIN_S) -> None:
+        """Return once every request passed on was answered (or ``seconds`` passed)."""
+        with anyio.move_on_after(seconds) as waited:
+            await self._drained.wait()
+        if waited.cancelled_caught:
+            log.warning("stdin ended; %d request(s) still unanswered after %.0f s: exiting",
+                        len(self._ids), seconds)
+
+
+def _key(request_id: Any) -> tuple[str, Any]:
+    """A request id as a set key: ``1`` and ``"1"`` are different ids."""
+    return (type(request_id).__name__, request_id)
+
+
 async def _serve(server: Any) -> None:
     from mcp.server.stdio import stdio_server
 
     lowlevel = server._lowlevel_server  # what MCPServer.run("stdio") runs, minus the SDK's reader
     replies_in, replies_out = anyio.create_memory_object_stream[SessionMessage](16)
-    lines = cast("anyio.AsyncFile[str]", _wire_stdin_lines(replies_in))  # only iterated
-    async with stdio_server(stdin=lines) as (read_stream, write_stream), \
-            anyio.create_task_group() as tg:
-        tg.start_soon(_forward, replies_out, write_stream)
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-        tg.cancel_scope.cancel()
+    inflight = InFlight()
+    lines = cast("anyio.AsyncFile[str]", _wire_stdin_lines(replies_in, inflight))  # only iterated
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):
+        async with anyio.create_task_group() as tg:
+            sdk_out, to_wire = anyio.create_memory_object_stream[SessionMessage](16)
+            tg.start_soon(_forward, replies_out, write_stream, None)
+            tg.start_soon(_forward, to_wire, write_stream, inflight)
+            # Both forwarders end by themselves once the SDK has closed its side (every
+            # reply written) and the stdin reader has ended: nothing queued is dropped.
+            await lowlevel.run(read_stream, sdk_out, lowlevel.create_initialization_options())
+        await write_stream.aclose()  # the SDK's writer ends with it
 
 
-async def _forward(replies: Any, write_stream: Any) -> None:
-    async with replies:
-        async for message in replies:
+async def _forward(messages: Any, write_stream: Any, inflight: InFlight | None) -> None:
+    async with messages:
+        async for message in messages:
             await write_stream.send(message)
+            if inflight is not None:
+                inflight.written(message)
 
 
 def _wire_stdin() -> TextIOWrapper:
@@ -116,15 +180,19 @@ def _wire_stdin() -> TextIOWrapper:
     return TextIOWrapper(os.fdopen(wire, "rb"), encoding="utf-8", errors="replace")
 
 
-async def _wire_stdin_lines(replies: MemoryObjectSendStream[SessionMessage]) -> AsyncIterator[str]:
-    """The lines the SDK may read; the others are answered or logged here."""
+async def _wire_stdin_lines(replies: MemoryObjectSendStream[SessionMessage],
+                            inflight: InFlight) -> AsyncIterator[str]:
+    """The lines the SDK may read; the others are answered or logged here. At the end of
+    stdin, the requests passed on are answered before the SDK is told (see InFlight)."""
     async with replies:
         async for line in anyio.wrap_file(_wire_stdin()):
             replies_for_line = check_line(line)
             if replies_for_line is None:
+                inflight.passed_on(line)
                 yield line
             for reply in replies_for_line or ():
                 await replies.send(SessionMessage(reply))
+        await inflight.drained()
 
 
 def check_line(line: str) -> list[types.JSONRPCError] | None:

@@ -42,7 +42,7 @@ class Launchd(Backend):
         plist: dict[str, Any] = {
             "Label": self.label(spec.name),
             "ProgramArguments": spec.argv(),
-            "WorkingDirectory": str(spec.kb_path),
+            "WorkingDirectory": str(spec.working_directory),
             "EnvironmentVariables": {"PYTHONUNBUFFERED": "1"},
             "RunAtLoad": True,
             "KeepAlive": {"SuccessfulExit": False},

@@ -8,6 +8,11 @@ is the systemd unit (``<name>.service``) and the launchd label suffix.
 Every path in the command line is absolute, and the bind address is written
 out explicitly, so ``groove service status`` can read the KB and the port back
 from the installed file alone (docs/deployment.md).
+
+A knowledge base is often a cloned folder nobody vetted, so the service must
+never import Python code from it: the interpreter runs with ``-P`` (no working
+directory or script folder put first on ``sys.path``; Python 3.11+), and the
+service's working directory is the root of the KB's drive, never the KB.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from groove.errors import ConfigError
 #: Accepted service names (also valid systemd unit names and launchd label parts).
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 PREFIX = "groove-"
+#: How every service runs groove: ``-P`` keeps the working directory off ``sys.path``.
+MODULE_ARGS = ("-P", "-m", "groove")
+#: What units written before ``-P`` hold; still read back (``status``, ``uninstall``).
+_OLD_MODULE_ARGS = ("-m", "groove")
 
 
 def default_name(kb_path: Path) -> str:
@@ -73,9 +82,14 @@ class ServiceSpec:
     def port(self) -> int:
         return self.bind.port
 
+    @property
+    def working_directory(self) -> Path:
+        """Where the service runs: the filesystem root of the KB's drive, never the KB itself."""
+        return Path(self.kb_path.anchor or "/")
+
     def argv(self) -> list[str]:
-        """The exact command the service manager runs."""
-        args = [self.python, "-m", "groove", "serve", "--transport", "http"]
+        """The exact command the service manager runs (``-P``: nothing imported from a folder)."""
+        args = [self.python, *MODULE_ARGS, "serve", "--transport", "http"]
         if self.config_path is not None:
             args += ["--config", str(self.config_path)]
         args += ["--kb-path", str(self.kb_path)]
@@ -91,10 +105,12 @@ class ServiceSpec:
 
         ``listen``: the address of the service's socket unit, for a socket-activated one.
         """
-        if len(argv) < 4 or argv[1:4] != ["-m", "groove", "serve"]:
+        head = next((len(prefix) + 1 for prefix in (MODULE_ARGS, _OLD_MODULE_ARGS)
+                     if argv[1:len(prefix) + 2] == [*prefix, "serve"]), None)
+        if head is None:
             return None
         opts: dict[str, str] = {}
-        rest = argv[4:]
+        rest = argv[head + 1:]
         socket, i_know = "--systemd-socket" in rest, "--i-know" in rest
         rest = [arg for arg in rest if arg not in ("--systemd-socket", "--i-know")]
         if socket:

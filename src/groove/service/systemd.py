@@ -96,7 +96,6 @@ class Systemd(Backend):
         ])
 
     def render(self, spec: ServiceSpec) -> str:
-        kb = _escape_specifiers(str(spec.kb_path))
         return "\n".join([
             *self._unit_head(spec, "written by `groove service install`; re-run it to change "
                              "this file", "server"),
@@ -108,7 +107,7 @@ class Systemd(Backend):
             "[Service]",
             "Type=exec",
             f"ExecStart={render_exec(spec.argv())}",
-            f"WorkingDirectory={kb}",
+            f"WorkingDirectory={_escape_specifiers(str(spec.working_directory))}",
             "Environment=PYTHONUNBUFFERED=1",
             "Restart=on-failure",
             "RestartSec=5",

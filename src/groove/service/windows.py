@@ -147,7 +147,7 @@ class TaskScheduler(Backend):
         run = _sub(actions, "Exec")
         _sub(run, "Command", argv[0])
         _sub(run, "Arguments", subprocess.list2cmdline(argv[1:]))
-        _sub(run, "WorkingDirectory", str(spec.kb_path))
+        _sub(run, "WorkingDirectory", str(spec.working_directory))
         ET.indent(task)
         body = ET.tostring(task, encoding="unicode")
         return f'<?xml version="1.0" encoding="UTF-16"?>\n{body}\n'

@@ -245,11 +245,16 @@ class Store(ABC):
         """Whether the full-text index reflects every committed write (see ensure_fulltext)."""
 
     @abstractmethod
-    def ensure_fulltext(self) -> bool:
-        """Rebuild the full-text index from the stored chunks if it is stale; True if rebuilt.
+    def ensure_fulltext(self, verify: bool = False) -> bool:
+        """Rebuild the full-text index from the stored chunks if it is stale or damaged;
+        True if rebuilt. ``verify``: read all of it first (slower; an index run's start).
 
         The caller must hold the writer lock.
         """
+
+    @abstractmethod
+    def fulltext_problem(self) -> str | None:
+        """Why the full-text index cannot answer now (damaged, missing), or None."""
 
     @abstractmethod
     def rebuild_fulltext(self) -> None:

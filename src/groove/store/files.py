@@ -19,6 +19,11 @@ file is opened through this module:
 Each refusal is one :class:`~groove.errors.UnsafeFile` line naming the path and
 what is there. A missing file is not a refusal: reading one raises
 ``FileNotFoundError`` as usual.
+
+The full-text index is a folder (``.groove.db.fts/``) whose files a library
+opens by itself: :func:`check_directory` refuses the folder when it is a link
+or not a folder, and :func:`planted_entries` names whatever inside it is not a
+regular file (a link, a FIFO, a device), checked before the library sees it.
 """
 
 from __future__ import annotations
@@ -49,10 +54,41 @@ def _kind(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def _refused(path: Path, what: str, kind: str) -> UnsafeFile:
-    return UnsafeFile(f"{what} {path} is {kind}; groove uses only a regular file there and never "
+def _refused(path: Path, what: str, kind: str, wanted: str = "a regular file") -> UnsafeFile:
+    return UnsafeFile(f"{what} {path} is {kind}; groove uses only {wanted} there and never "
                       "follows a link: remove it (it may have come with a cloned repository) "
                       "and run again")
+
+
+def check_directory(path: Path, what: str) -> None:
+    """Refuse ``path`` unless it is missing or a real directory (a link to one is refused)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return  # creating it says what is in the way
+    except OSError as exc:
+        raise UnsafeFile(f"{what} {path} cannot be examined: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(mode):
+        kind = _kind(mode) or "a regular file"
+        raise _refused(path, what, kind, "a directory")
+
+
+def planted_entries(folder: Path) -> list[str]:
+    """``"<name> (<what it is>)"`` for each entry of ``folder`` that is not a regular file
+    (``lstat``: nothing is followed or opened); empty for a missing folder."""
+    found = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    kind = _kind(entry.stat(follow_symlinks=False).st_mode)
+                except FileNotFoundError:
+                    continue  # removed meanwhile (a merge): nothing there any more
+                if kind is not None:
+                    found.append(f"{entry.name} ({kind})")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(found)
 
 
 def check_regular(path: Path, what: str) -> None:

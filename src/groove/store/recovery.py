@@ -44,6 +44,14 @@ def rebuild_path(db_path: Path) -> Path:
     return fresh
 
 
+def rebuild_leftovers(db_path: Path) -> list[Path]:
+    """What an interrupted ``--force`` left beside ``db_path`` (its rebuild file, companions
+    and full-text folder); ``lstat`` only, nothing is opened or followed."""
+    fresh = db_path.with_name(db_path.name + ".rebuild")
+    return [path for path in (*(Path(f"{fresh}{s}") for s in ("", *SIDECARS)),
+                              fulltext_path(fresh)) if os.path.lexists(path)]
+
+
 def discard_rebuild(fresh: Path) -> None:
     """Remove a rebuild file and its companions (a failed or interrupted rebuild)."""
     for suffix in ("", *SIDECARS):

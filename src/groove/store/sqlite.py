@@ -43,7 +43,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ import numpy as np
 from groove._logging import note
 from groove.errors import (
     CorruptIndexError,
+    FullTextDamaged,
     GrooveError,
     IndexMismatchError,
     InvalidArgument,
@@ -79,7 +80,7 @@ from groove.store.base import (
     StoreStats,
     build_finished,
 )
-from groove.store.files import check_regular
+from groove.store.files import check_directory, check_regular
 from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
@@ -403,6 +404,8 @@ class SQLiteStore(Store):
         self._fulltext_writing = False
         #: The stamp of the full-text commit loaded here (None: not looked at yet).
         self._fulltext_seen: Stamp | None = None
+        #: The full-text damage last reported (:meth:`_without_fulltext` says each once).
+        self._fulltext_said: str | None = None
         #: True inside a read snapshot this store began (:meth:`read_snapshot`).
         self._reading = False
         #: ``index_meta`` as the open read snapshot sees it, once read (see _meta_values).
@@ -1092,10 +1095,34 @@ class SQLiteStore(Store):
         fulltext = self._fulltext_index()
         with self._errors("reading the text generation"):
             stamp = self._db_stamp()
+        if fulltext.problem() is not None:  # damaged: never current, rebuilt by the next writer
+            self._fulltext_seen = None
+            return fulltext, False
         if self._fulltext_seen != stamp:
-            fulltext.refresh()
+            try:
+                fulltext.refresh()
+            except FullTextDamaged:
+                self._fulltext_seen = None
+                return fulltext, False
             self._fulltext_seen = fulltext.stamp()
         return fulltext, self._fulltext_seen == stamp
+
+    def fulltext_problem(self) -> str | None:
+        """Why the full-text index cannot answer now (None: it can); a missing one is not
+        created here (a reader such as ``doctor`` only looks)."""
+        with self._lock:
+            if self._fulltext is None:
+                path = fulltext_path(self._path)
+                check_directory(path, "the full-text index folder")
+                if not path.is_dir():
+                    return "the folder is missing"
+            return self._fulltext_index().problem()
+
+    def _without_fulltext(self, exc: FullTextDamaged) -> None:
+        """Say once per cause that answers come from the vector leg alone until the rebuild."""
+        if self._fulltext_said != str(exc):
+            self._fulltext_said = str(exc)
+            log.warning("%s; until then searches answer from the vector leg alone", exc)
 
     def _before_text_write(self) -> None:
         """Before this process's first write since its last flush: rebuild a stale index.
@@ -1139,21 +1166,46 @@ class SQLiteStore(Store):
                 return True  # this process's own batch: published within a second
             return self._loaded_fulltext()[1]
 
-    def ensure_fulltext(self) -> bool:
-        """Rebuild the full-text index from the chunk rows when it is stale; True if rebuilt."""
+    def ensure_fulltext(self, verify: bool = False) -> bool:
+        """Rebuild the full-text index from the chunk rows when it is stale or damaged;
+        True if rebuilt. ``verify``: read every entry first (an index run's start), so a
+        damage no stamp shows is found and repaired too."""
         with self._lock:
+            if verify and not self._fulltext_queued:
+                with suppress(FullTextDamaged):  # recorded by the index: not current below
+                    self._fulltext_index().verify()
             if self.fulltext_current():
                 return False
             fulltext = self._fulltext_index()
+            damage = fulltext.problem() or fulltext.recreated
+            fulltext.recreated = None
+            state = (f"damaged ({damage})" if damage is not None
+                     else "missing" if fulltext.stamp() is None else "stale")
             log.warning("the full-text index %s is %s: rebuilding it from the database",
-                        fulltext.path, "missing" if fulltext.stamp() is None else "stale")
+                        fulltext.path, state)
             self.rebuild_fulltext()
             return True
 
     def rebuild_fulltext(self) -> None:
-        """Replace the full-text index's content with every chunk row, in one commit."""
+        """Replace the full-text index's content with every chunk row, in one commit.
+
+        A damaged index (one found damaged before, or failing during the refill)
+        is thrown away first and refilled into an empty folder.
+        """
         with self._lock:
             fulltext = self._fulltext_index()
+            if fulltext.problem() is not None:
+                fulltext.reset()
+            try:
+                self._refill_fulltext(fulltext)
+            except FullTextDamaged as exc:
+                log.warning("%s: starting it afresh", exc)
+                fulltext.reset()
+                self._refill_fulltext(fulltext)
+            self._fulltext_said = None
+
+    def _refill_fulltext(self, fulltext: FullTextIndex) -> None:
+        with self._lock:
             fulltext.delete_all()
             with self._errors("reading chunks for the full-text index"), self.read_snapshot():
                 stamp = self._db_stamp()
@@ -1172,7 +1224,11 @@ class SQLiteStore(Store):
                         exclude: Sequence[str] = ()) -> list[tuple[int, float]]:
         """``[(chunk_id, score)]`` best first; the score is BM25 negated (lower is better)."""
         with self._lock:
-            hits = self._loaded_fulltext()[0].search(phrases, limit, _searchable(exclude))
+            try:
+                hits = self._loaded_fulltext()[0].search(phrases, limit, _searchable(exclude))
+            except FullTextDamaged as exc:
+                self._without_fulltext(exc)
+                return []
         return [(chunk_id, -score) for chunk_id, score in hits]  # same order, lower is better
 
     def fulltext_matching(self, terms: Sequence[str], among: Sequence[int] | None = None
@@ -1333,28 +1389,34 @@ class SQLiteStore(Store):
         return findings
 
     def fulltext_findings(self) -> list[str]:
-        """A missing or stale full-text index, or one holding another number of chunks."""
+        """A missing, stale or damaged full-text index, or one holding another number of
+        chunks (every chunk id is read once: a damaged fast field is found here)."""
         if self._fulltext is None and not fulltext_path(self._path).is_dir():
+            check_directory(fulltext_path(self._path), "the full-text index folder")
             return [f"the full-text index {fulltext_path(self._path)} is missing"]
         if self._fulltext_queued:  # this process's own batch is not a finding: publish it
             self._commit_fulltext()
         fulltext = self._fulltext_index()
-        fulltext.refresh()
-        found = fulltext.stamp()
-        stamp = self._db_stamp()
-        if found is None:
-            return [f"the full-text index {fulltext.path} is missing or empty"]
-        if found != stamp:
-            what = ("was built from another database" if found.index_id != stamp.index_id
-                    else f"reflects text generation {found.generation}, the database is at "
-                         f"{stamp.generation}")
-            return [f"the full-text index {fulltext.path} is stale (it {what})"]
-        with self._errors("counting chunks"):
-            chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        held = fulltext.count()
-        if held != chunks:
-            return [f"the full-text index {fulltext.path} holds {held} chunk(s), the database "
-                    f"{chunks}"]
+        try:
+            fulltext.refresh()
+            found = fulltext.stamp()
+            stamp = self._db_stamp()
+            if found is None:
+                return [f"the full-text index {fulltext.path} is missing or empty"]
+            if found != stamp:
+                what = ("was built from another database" if found.index_id != stamp.index_id
+                        else f"reflects text generation {found.generation}, the database is at "
+                             f"{stamp.generation}")
+                return [f"the full-text index {fulltext.path} is stale (it {what})"]
+            with self._errors("counting chunks"):
+                chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            held = fulltext.count()
+            if held != chunks:
+                return [f"the full-text index {fulltext.path} holds {held} chunk(s), the "
+                        f"database {chunks}"]
+            fulltext.verify()
+        except FullTextDamaged as exc:
+            return [str(exc)]
         return []
 
     def _build_finished(self) -> bool:

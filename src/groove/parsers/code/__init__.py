@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from groove.indexing.code_chunking import CODE_TAG, DEGRADED_TAG
-from groove.models import CodeOutline, ParsedDocument
+from groove.models import CodeOutline, Definition, ParsedDocument
 from groove.parsers.base import Parser, decode_utf8, path_category_topic
 from groove.parsers.code.grammars import LANGUAGES, load_grammar
+from groove.parsers.code.nesting import MAX_NESTING, too_deep
 from groove.parsers.code.outline import MAX_DEPTH as MAX_DEPTH
 from groove.parsers.code.outline import TooDeep, definitions
 
@@ -36,19 +37,26 @@ class CodeParser(Parser):
         import tree_sitter
 
         source = text.encode("utf-8")
-        tree = tree_sitter.Parser(grammar.language).parse(source)
         tags = [CODE_TAG]
         warnings: list[str] = []
         fallback = None
-        try:
-            found = definitions(tree, grammar.query, source)
-        except TooDeep:
-            found = ()
+        found: tuple[Definition, ...] = ()
+        depth = too_deep(source)
+        if depth is not None:  # a grammar could crash the process on it: never parsed
             fallback = "parse:too-deep"
-            warnings.append(f"definitions nest deeper than {MAX_DEPTH} levels: chunked by "
-                            "lines instead (every line is still indexed)")
-        if tree.root_node.has_error:
-            tags.append(DEGRADED_TAG)
+            warnings.append(f"the code nests {depth} levels deep (more than {MAX_NESTING}), "
+                            "too deep to parse safely: chunked by lines instead (every line "
+                            "is still indexed)")
+        else:
+            tree = tree_sitter.Parser(grammar.language).parse(source)
+            try:
+                found = definitions(tree, grammar.query, source)
+            except TooDeep:
+                fallback = "parse:too-deep"
+                warnings.append(f"definitions nest deeper than {MAX_DEPTH} levels: chunked by "
+                                "lines instead (every line is still indexed)")
+            if tree.root_node.has_error:
+                tags.append(DEGRADED_TAG)
         category, topic = path_category_topic(rel_path)
         return ParsedDocument(
             title=PurePosixPath(rel_path).name,
