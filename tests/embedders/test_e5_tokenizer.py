@@ -11,7 +11,6 @@ import ctypes
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
