@@ -489,7 +489,9 @@ class Config(_Settings):
 
     @model_validator(mode="after")
     def _engine_fits_model(self) -> Config:
-        if self.embedding_engine != "auto" and self.model != DEFAULT_MODEL_ID:
+        # Only a key that was written: the default names an engine of the default model.
+        if ("embedding_engine" in self.model_fields_set and self.embedding_engine != "auto"
+                and self.model != DEFAULT_MODEL_ID):
             raise ValueError(f"embedding_engine = {self.embedding_engine!r} chooses what runs "
                              f"{DEFAULT_MODEL_ID}; model {self.model!r} has one engine: "
                              'remove the key or set it to "auto"')
