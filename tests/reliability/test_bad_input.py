@@ -42,11 +42,11 @@ QUERIES = [
     ("lone-low-surrogate", "setup \udc80 script", True),
     ("nul", "boot\x00strap", True),
     ("quote-storm-5000", '"' * 5000, True),
-    ("quote-storm-1k", '"' * 1024, False),
+    ("quote-storm-1k", '"' * 1024, True),  # no term: refused before the model
     ("quote-pairs", '"a" "' * 200, False),
     ("minus-10k", "-" * 10_000, True),
-    ("minus-1000", "-" * 1000, False),
-    ("lone-minus-groups", "- " * 500, False),
+    ("minus-1000", "-" * 1000, True),
+    ("lone-minus-groups", "- " * 500, True),
     ("exclusion-storm", "setup " + "-x " * 300, False),
 ]
 SURROGATE_IDS = {"lone-surrogate", "lone-low-surrogate"}

@@ -53,6 +53,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +78,9 @@ _STAMP_CHUNK = 0
 _WRITER_HEAP = 48_000_000
 #: How the folder is named in refusals.
 _WHAT = "the full-text index folder"
+#: How long a look that found the folder intact answers for (one search asks several
+#: times; a truncation between the look and the read is a race either way).
+_INTACT_FOR_S = 0.05
 #: Files tantivy rewrites in place (every other file of a segment is written once).
 _MUTABLE = frozenset({"meta.json", ".managed.json", ".tantivy-writer.lock",
                       ".tantivy-meta.lock"})
@@ -145,6 +149,8 @@ class TantivyIndex(FullTextIndex):
         self._broken: str | None = None
         #: Segment file sizes when last (re)loaded: one that shrinks was truncated.
         self._sizes: dict[str, int] = {}
+        #: When :meth:`problem` last found the folder intact (monotonic seconds).
+        self._intact_at = -_INTACT_FOR_S
         self.recreated: str | None = None
         self._index = self._open()
 
@@ -228,6 +234,9 @@ class TantivyIndex(FullTextIndex):
         with self._lock:
             if self._broken is not None:
                 return self._broken
+            now = time.monotonic()
+            if now - self._intact_at < _INTACT_FOR_S:  # one search asks several times
+                return None
             check_directory(self.path, _WHAT)
             if not self.path.exists():
                 return "the folder is missing"
@@ -236,13 +245,14 @@ class TantivyIndex(FullTextIndex):
                 return why
             if not (self.path / "meta.json").exists():
                 return "its meta.json is missing"
-            now = self._segment_sizes()
+            sizes = self._segment_sizes()
             shrunk = sorted(name for name, size in self._sizes.items()
-                            if name in now and now[name] < size)
+                            if name in sizes and sizes[name] < size)
             if shrunk:
                 # Reading the mapped pages past the new end would be SIGBUS: never again.
                 self._broken = f"{shrunk[0]} was truncated from {self._sizes[shrunk[0]]} bytes"
                 return self._broken
+            self._intact_at = now
             return None
 
     def _ready(self) -> None:
@@ -282,6 +292,7 @@ class TantivyIndex(FullTextIndex):
             self._index = self._create()
             self._broken = None
             self._sizes = {}
+            self._intact_at = -_INTACT_FOR_S
 
     # --- reads -------------------------------------------------------------------
     def _searcher(self) -> tantivy.Searcher:
