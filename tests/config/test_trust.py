@@ -34,7 +34,7 @@ UNTRUSTED_MAY_SET = {
     "embedder.dimensions", "embedder.batch_size", "embedder.timeout_s", "embedder.max_retries",
     "embedder.input_type", "embedder.query_prefix", "embedder.passage_prefix",
     "embedder.query_model", "embedder.send_dimensions", "embedder.max_input_chars",
-    "embedder.max_input_tokens",
+    "embedder.max_input_tokens", "embedding_engine",
     "index.ray_actors", "index.fail_on_frontmatter_error",
     "search.min_confidence_ratio", "search.max_chunks_per_document",
     "search.all_language_spans", "search.document_margin",

@@ -77,10 +77,12 @@ def serve_stdio(kb: KnowledgeBase, *, state: ServerState | None = None) -> None:
 
 
 def _client_gone(exc: BaseException) -> bool:
-    """True when every error in ``exc`` (a group, possibly nested) is a closed pipe."""
+    """True when every error in ``exc`` (a group, possibly nested) is a closed pipe, or the
+    write stream a forwarder found broken because of one."""
     if isinstance(exc, BaseExceptionGroup):
         return all(_client_gone(inner) for inner in exc.exceptions)
-    return isinstance(exc, BrokenPipeError | ConnectionResetError)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError | anyio.BrokenResourceError
+                      | anyio.ClosedResourceError)
 
 
 def _silence_stdout() -> None:
