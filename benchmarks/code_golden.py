@@ -28,6 +28,7 @@ from groove.config import load_config
 from groove.evaluation import run_eval
 from groove.evaluation.golden import load_golden
 from groove.kb import KnowledgeBase
+from groove.search.candidates import VectorPools
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "code_golden.yml"
@@ -72,8 +73,9 @@ def main() -> None:
         fused = run_eval(kb, record_history=False).metrics
         with mock.patch("groove.search.candidates.fulltext_leg", return_value=[]):
             vector = run_eval(kb, record_history=False).metrics
-        # the pipeline reaches the vector leg through its cross-language wrapper
-        with mock.patch("groove.search.candidates.bilingual_vector_leg", return_value=[]):
+        # the pipeline reaches the vector leg through its pools (before the language decision)
+        with mock.patch("groove.search.candidates.vector_pools",
+                        return_value=VectorPools([])):
             full_text = run_eval(kb, record_history=False).metrics
         kb.close()
     print(json.dumps({

@@ -379,9 +379,10 @@ class SearchResponse:
     filter_applied: dict[str, Any]
     #: How complete the index answering was (omitted from JSON when not computed).
     index: IndexState | None = None
-    #: Why ``low_confidence`` is set: a code of ``search.confidence.REASONS`` (omitted from
-    #: JSON when the flag is down).
+    #: Why ``low_confidence`` is set: a code of ``search.confidence.REASONS``, and the same
+    #: in words (both omitted from JSON when the flag is down).
     low_confidence_reason: str | None = None
+    low_confidence_note: str | None = None
     #: What the caller should know about the answer, one sentence each: a filter that
     #: can match nothing (search/notes.py). Omitted from JSON when empty.
     notes: list[str] = field(default_factory=list)
@@ -393,10 +394,8 @@ class SearchResponse:
             "filter_applied": self.filter_applied,
         }
         if self.low_confidence and self.low_confidence_reason is not None:
-            from groove.search.confidence import REASONS
-
             out["low_confidence_reason"] = self.low_confidence_reason
-            out["low_confidence_note"] = REASONS.get(self.low_confidence_reason, "")
+            out["low_confidence_note"] = self.low_confidence_note
         if self.index is not None:
             out["index"] = self.index.to_json()
         if self.notes:

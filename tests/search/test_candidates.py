@@ -99,7 +99,7 @@ def test_an_other_language_answer_outranks_same_language_neighbours_by_the_offse
 def test_the_other_script_pool_joins_above_the_ordinary_floor_only(corpus_factory) -> None:
     from searchkit import FixedQueryEmbedder, Sec, unit
 
-    from groove.search.candidates import bilingual_vector_leg
+    from groove.search.candidates import across_languages, vector_pools
 
     corpus = corpus_factory(FixedQueryEmbedder(unit((0, 1.0))))
     for i in range(3):
@@ -112,8 +112,9 @@ def test_the_other_script_pool_joins_above_the_ordinary_floor_only(corpus_factor
     query = unit((0, 1.0))
     allowed = np.ones(len(vectors), dtype=bool)
     plain = dict(vectors.top_n(query, 2, allowed))
-    leg = dict(bilingual_vector_leg(query, vectors, allowed, 2, query_cjk=False,
-                                    calibrate=lambda cosine: cosine + 0.05))
+    leg = dict(across_languages(vector_pools(query, vectors, allowed, 2, query_cjk=False,
+                                             calibrate=lambda cosine: cosine + 0.05),
+                                own_match=False))
     assert set(plain) <= set(leg)
     assert all(leg[c] == plain[c] for c in plain)  # English members keep their cosines
     floor = min(plain.values())
@@ -301,7 +302,7 @@ def test_bilingual_leg_equals_two_separate_exact_scans(case):
     Integer vectors make every score exact and ties frequent, so the id tie-break is tested too.
     """
     from groove.models import ChunkRow
-    from groove.search.candidates import bilingual_vector_leg
+    from groove.search.candidates import across_languages, vector_pools
     from groove.search.vectors import VectorIndex
 
     raw, japanese, allowed_list, embedded_list, query_list, n, query_cjk, offset = case
@@ -318,7 +319,8 @@ def test_bilingual_leg_equals_two_separate_exact_scans(case):
     allowed = np.asarray(allowed_list, dtype=bool)
     query = np.asarray(query_list, dtype=np.float32)
     shift = (lambda cosine: cosine + offset) if offset > 0 else None
-    got = bilingual_vector_leg(query, index, allowed, n, query_cjk=query_cjk, calibrate=shift)
+    got = across_languages(vector_pools(query, index, allowed, n, query_cjk=query_cjk,
+                                        calibrate=shift), own_match=False)
     assert got == _reference_bilingual(ids, matrix, embedded, cjk, query, n, allowed,
                                        query_cjk, offset)
     masks = (allowed, ~allowed, np.ones(len(rows), dtype=bool))

@@ -160,7 +160,8 @@ def test_the_lift_uses_the_kbs_own_cosine_distribution(split: Corpus) -> None:
     split.search("ocean tides", limit=3)  # loads the resident vectors
     vectors = split._vectors
     assert vectors is not None
-    mean, cov = vectors.cosine_moments()
+    found = vectors.moments()
+    mean, cov = found.mean, found.cov
     matrix = vectors.vectors_for([int(i) for i in vectors.ids]).astype(np.float64)
     q = unit((0, 1.0)).astype(np.float64)
     assert float(q @ mean) == pytest.approx(float((matrix @ q).mean()), abs=1e-6)

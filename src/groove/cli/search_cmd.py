@@ -12,7 +12,6 @@ from groove.cli.options import format_option, kb_options, search_options, search
 from groove.cli.progress import make_reporter
 from groove.kb import KnowledgeBase
 from groove.models import SearchResponse
-from groove.search.confidence import REASONS
 from groove.search.request import SearchRequest
 
 #: Terminal highlighting of match_spans (reverse video).
@@ -99,7 +98,7 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
     else:
         if response.low_confidence:
-            why = REASONS.get(response.low_confidence_reason or "", "weak evidence")
+            why = response.low_confidence_note or "weak evidence"
             click.echo(f"note: low confidence: {why}; the knowledge base may not answer it",
                        err=True)
         click.echo(render_text(response, highlight=terminal))

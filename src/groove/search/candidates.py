@@ -50,6 +50,8 @@ class Candidates:
     exclusions: Exclusions | None = None
     #: The vector leg's pools before the cross-language decision (raw cosines).
     pools: VectorPools | None = None
+    #: Whether the question is written in kana/kanji (search/language.py).
+    query_cjk: bool = False
 
     def may_return(self, vectors: VectorIndex, ids: Sequence[int]) -> list[bool]:
         """Per chunk id: allowed by the filters and holding no exclusion."""
@@ -273,15 +275,6 @@ def across_languages(pools: VectorPools, *, own_match: bool) -> list[tuple[int, 
     return best_first(merged)
 
 
-def bilingual_vector_leg(query_vec: np.ndarray, vectors: VectorIndex, allowed: np.ndarray,
-                         n: int, *, query_cjk: bool, calibrate: Callable[[float], float] | None,
-                         exclusions: Exclusions | None = None) -> list[tuple[int, float]]:
-    """:func:`vector_pools` then :func:`across_languages` with no strong own-language match."""
-    pools = vector_pools(query_vec, vectors, allowed, n, query_cjk=query_cjk,
-                         calibrate=calibrate, exclusions=exclusions)
-    return across_languages(pools, own_match=False)
-
-
 def foreign_candidates(vectors: VectorIndex, legs: Sequence[Sequence[tuple[int, float]]],
                        query_cjk: bool) -> frozenset[int]:
     """The candidates of ``legs`` whose document is in the other script family."""
@@ -402,7 +395,7 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
                       vectorless=vectorless_candidates(vectors, fts), query_vector=qv,
-                      allowed=base_mask, exclusions=exclusions, pools=pools)
+                      allowed=base_mask, exclusions=exclusions, pools=pools, query_cjk=query_cjk)
 
 
 def same_first_document(vectors: VectorIndex, vector: Sequence[tuple[int, float]],

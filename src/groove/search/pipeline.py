@@ -18,6 +18,7 @@ from groove.models import ChunkRow, Hit, SearchResponse, passage_text
 from groove.rerankers import Reranker, get_reranker
 from groove.search.candidates import Candidates, candidate_count, gather
 from groove.search.confidence import (
+    REASONS,
     Evidence,
     legs_disagree,
     lift,
@@ -26,7 +27,6 @@ from groove.search.confidence import (
 from groove.search.diversity import cap_per_document, prefer_new_documents
 from groove.search.filters import build_filter, filter_applied
 from groove.search.fusion import fuse
-from groove.search.language import is_cjk
 from groove.search.mmr import mmr_select
 from groove.search.parent import expand_parents
 from groove.search.query import ParsedQuery, parse_query
@@ -56,7 +56,7 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                       foreign=candidates.foreign,
                       imputation=config.search.fusion.cross_language_imputation,
                       vectorless=candidates.vectorless)
-        ranked = _translation_stage(ranked, parsed, candidates, request, store, config, vectors)
+        ranked = _translation_stage(ranked, candidates, request, store, config, vectors)
         ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
         ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
         ranked = _cap_stage(ranked, stages, vectors, request.limit)
@@ -75,7 +75,8 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
         reason = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
         return SearchResponse(results=hits, low_confidence=reason is not None,
-                              filter_applied=filter_applied(request), low_confidence_reason=reason)
+                              filter_applied=filter_applied(request), low_confidence_reason=reason,
+                              low_confidence_note=REASONS[reason] if reason else None)
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
@@ -96,11 +97,10 @@ def evidence(candidates: Candidates, parsed: ParsedQuery, vectors: VectorIndex) 
     if parsed.phrases:  # a query without a phrase has no lexical evidence
         legs = [[c for c, _ in leg[:depth]] for leg in (candidates.vector, candidates.fts)]
         disagree = legs_disagree(vectors.doc_ids_for(legs[0]), vectors.doc_ids_for(legs[1]))
-    return Evidence(legs_disagree=disagree,
-                    lift=best_lift(candidates, vectors, is_cjk(parsed.model_text)))
+    return Evidence(legs_disagree=disagree, lift=best_lift(candidates, vectors))
 
 
-def best_lift(candidates: Candidates, vectors: VectorIndex, query_cjk: bool) -> float:
+def best_lift(candidates: Candidates, vectors: VectorIndex) -> float:
     """The lift of the best match (search/confidence.py), against its own script family's
     chunks when the vector leg looked at both families, else against every chunk.
 
@@ -118,8 +118,8 @@ def best_lift(candidates: Candidates, vectors: VectorIndex, query_cjk: bool) -> 
         same = [s for c, s in pools.base if c not in pools.other_in_base]
         other = [s for c, s in pools.base if c in pools.other_in_base]
         other += [s for _, s in pools.other_script[:1]]
-        bests += [(max(same), query_cjk)] if same else []
-        bests += [(max(other), not query_cjk)] if other else []
+        bests += [(max(same), candidates.query_cjk)] if same else []
+        bests += [(max(other), not candidates.query_cjk)] if other else []
     else:
         bests.append((candidates.vector[0][1], None))
     q = np.asarray(query, dtype=np.float64)
@@ -131,7 +131,7 @@ def best_lift(candidates: Candidates, vectors: VectorIndex, query_cjk: bool) -> 
     return max(lifts, default=math.inf)
 
 
-def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidates,
+def _translation_stage(ranked: Ranked, candidates: Candidates,
                        request: SearchRequest, store: Store, config: Config,
                        vectors: VectorIndex) -> Ranked:
     """The first ``limit`` results' other-language translations close behind them (with
@@ -141,9 +141,9 @@ def _translation_stage(ranked: Ranked, parsed: ParsedQuery, candidates: Candidat
         return ranked
     twins = translation_finder(store, vectors,
                                may_return=lambda ids: candidates.may_return(vectors, ids))
-    query_cjk = is_cjk(parsed.model_text)
     return raise_translations(ranked, twins, ratio, request.limit,
-                              asked=lambda chunk_id: vectors.in_script([chunk_id], query_cjk)[0])
+                              asked=lambda chunk_id: vectors.in_script([chunk_id],
+                                                                       candidates.query_cjk)[0])
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

@@ -295,11 +295,6 @@ class VectorIndex:
             raise KeyError(f"chunk ids not in the resident index: {missing[:5]}")
         return self.matrix.vectors(pos)
 
-    def cosine_moments(self, cjk: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(mean, covariance) of :meth:`moments`."""
-        found = self.moments(cjk)
-        return found.mean, found.cov
-
     def moments(self, cjk: bool | None = None) -> Moments:
         """Mean vector and covariance of the resident vectors (search/confidence.py), of one
         script family's rows when ``cjk`` is given (search/language.py).
