@@ -52,6 +52,8 @@ class Candidates:
     pools: VectorPools | None = None
     #: Whether the question is written in kana/kanji (search/language.py).
     query_cjk: bool = False
+    #: The question's cosine distribution per script family (shared with the calibration).
+    spread: QuestionSpread | None = None
 
     def may_return(self, vectors: VectorIndex, ids: Sequence[int]) -> list[bool]:
         """Per chunk id: allowed by the filters and holding no exclusion."""
@@ -175,8 +177,34 @@ PRIOR_ROWS = 50
 MIN_FAMILY_ROWS = 20
 
 
-def script_calibration(query_vec: np.ndarray, vectors: VectorIndex, query_cjk: bool
-                       ) -> ScriptCalibration | None:
+class QuestionSpread:
+    """One question's cosine mean and variance against each script family's chunks (``True``:
+    kana/kanji, ``False``: the rest, ``None``: every chunk), and the family's size.
+
+    Each is ``q·μ`` and ``qᵀΣq`` from the family's moments (:meth:`VectorIndex.moments`),
+    computed once per search and shared by the cross-language calibration and the
+    low_confidence lift, which ask for the same families.
+    """
+
+    def __init__(self, vectors: VectorIndex) -> None:
+        self._vectors = vectors
+        self._seen: dict[bool | None, tuple[float, float, int]] = {}
+
+    def __call__(self, query_vec: np.ndarray, cjk: bool | None) -> tuple[float, float, int]:
+        """(mean, variance, population) of the question against family ``cjk``; population 0
+        when the family holds no embedded chunk of the question's dimension."""
+        found = self._seen.get(cjk)
+        if found is None:
+            q = np.asarray(query_vec, dtype=np.float64)
+            family = self._vectors.moments(cjk)
+            found = ((float(q @ family.mean), float(q @ matvec(family.cov, q)), family.population)
+                     if len(family.mean) == len(q) else (0.0, 0.0, 0))
+            self._seen[cjk] = found
+        return found
+
+
+def script_calibration(query_vec: np.ndarray, vectors: VectorIndex, query_cjk: bool,
+                       spread: QuestionSpread | None = None) -> ScriptCalibration | None:
     """The map that gives other-script cosines the question's own script's distribution.
 
     The model scores every passage in the question's language higher than
@@ -193,18 +221,15 @@ def script_calibration(query_vec: np.ndarray, vectors: VectorIndex, query_cjk: b
     knowledge base. None when a family has fewer than :data:`MIN_FAMILY_ROWS`
     embedded chunks.
     """
-    q = np.asarray(query_vec, dtype=np.float64)
-    whole = vectors.moments(None)
-    families = [vectors.moments(query_cjk), vectors.moments(not query_cjk)]
-    if any(f.population < MIN_FAMILY_ROWS or len(f.mean) != len(q) for f in families):
+    spread = spread or QuestionSpread(vectors)
+    families = [spread(query_vec, query_cjk), spread(query_vec, not query_cjk)]
+    if any(population < MIN_FAMILY_ROWS for _, _, population in families):
         return None
-    prior_var = float(q @ matvec(whole.cov, q))
+    prior_var = spread(query_vec, None)[1]
     read = []
-    for family in families:
-        weight = family.population / (family.population + PRIOR_ROWS)
-        mean = float(q @ family.mean)
-        var = weight * float(q @ matvec(family.cov, q)) + (1.0 - weight) * prior_var
-        read.append((mean, var))
+    for mean, var, population in families:
+        weight = population / (population + PRIOR_ROWS)
+        read.append((mean, weight * var + (1.0 - weight) * prior_var))
     (own_mean, own_var), (other_mean, other_var) = read
     if own_var <= 0.0 or other_var <= 0.0:
         return None
@@ -360,6 +385,7 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
     query_cjk = is_cjk(parsed.model_text)
     prose = is_prose(parsed.model_text)  # a term lookup gets no cross-language help
     exclusions = exclusions_of(store, parsed)
+    spread = QuestionSpread(vectors)
 
     def calibration(qv: np.ndarray) -> Callable[[float], float] | None:
         if not prose:  # a term lookup gets no cross-language help
@@ -367,7 +393,8 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
         if fusion.cross_language_offset > 0.0:  # the fixed offset of earlier versions
             offset = fusion.cross_language_offset
             return lambda cosine: cosine + offset
-        return script_calibration(qv, vectors, query_cjk) if fusion.cross_language else None
+        return (script_calibration(qv, vectors, query_cjk, spread) if fusion.cross_language
+                else None)
 
     def rank(qv: np.ndarray) -> VectorPools:
         return vector_pools(qv, vectors, base_mask, n, query_cjk=query_cjk,
@@ -395,7 +422,8 @@ def gather(store: Store, embedder: Embedder, config: Config, vectors: VectorInde
                if prose and fusion.cross_language_imputation > 0 else frozenset())
     return Candidates(vector=vector, fts=fts, foreign=foreign,
                       vectorless=vectorless_candidates(vectors, fts), query_vector=qv,
-                      allowed=base_mask, exclusions=exclusions, pools=pools, query_cjk=query_cjk)
+                      allowed=base_mask, exclusions=exclusions, pools=pools, query_cjk=query_cjk,
+                      spread=spread)
 
 
 def same_first_document(vectors: VectorIndex, vector: Sequence[tuple[int, float]],

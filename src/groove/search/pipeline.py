@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from groove.config import Config
 from groove.embedders.base import Embedder
 from groove.models import ChunkRow, Hit, SearchResponse, passage_text
 from groove.rerankers import Reranker, get_reranker
-from groove.search.candidates import Candidates, candidate_count, gather
+from groove.search.candidates import Candidates, QuestionSpread, candidate_count, gather
 from groove.search.confidence import (
     REASONS,
     Evidence,
@@ -33,7 +31,6 @@ from groove.search.query import ParsedQuery, parse_query
 from groove.search.quotes import require_quoted
 from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
-from groove.search.resident import matvec
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
 from groove.search.translations import raise_translations, translation_finder
@@ -122,13 +119,8 @@ def best_lift(candidates: Candidates, vectors: VectorIndex) -> float:
         bests += [(max(other), not candidates.query_cjk)] if other else []
     else:
         bests.append((candidates.vector[0][1], None))
-    q = np.asarray(query, dtype=np.float64)
-    lifts = []
-    for best, cjk in bests:
-        found = vectors.moments(cjk)
-        lifts.append(lift(best, float(q @ found.mean), float(q @ matvec(found.cov, q)),
-                          found.population))
-    return max(lifts, default=math.inf)
+    spread = candidates.spread or QuestionSpread(vectors)
+    return max((lift(best, *spread(query, cjk)) for best, cjk in bests), default=math.inf)
 
 
 def _translation_stage(ranked: Ranked, candidates: Candidates,
