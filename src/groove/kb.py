@@ -216,7 +216,7 @@ class KnowledgeBase:
         ``embed=False`` writes only the rows (searchable by full text; the
         index stays incomplete).
         """
-        from groove.checks.validate import kb_schema
+        from groove.config.schema import kb_schema
 
         kb_schema(self.kb_path)
         self.check_model(force=force)

@@ -320,7 +320,7 @@ def _declared_fields(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> 
     differs from the one the schema on disk declares. Both are what the next
     ``groove index`` fixes; it reads the same ``declared_field_names``.
     """
-    from groove.checks.validate import declared_field_names, kb_schema
+    from groove.config.schema import declared_field_names, kb_schema
 
     recorded = store.meta().declared_fields
     facts["declared_fields"] = None if recorded is None else list(recorded)

@@ -36,8 +36,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from groove.checks.validate import declared_field_names, field_strings, kb_schema
 from groove.config import Config
+from groove.config.schema import declared_field_names, field_strings, kb_schema
 from groove.config.sizes import announce_raised
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
