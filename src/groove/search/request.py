@@ -60,6 +60,7 @@ from groove.config.model import (
     SearchConfig,
 )
 from groove.errors import InvalidArgument
+from groove.search.globs import check_glob
 from groove.search.query import check_searchable
 
 #: Input bounds (docs/search.md, "Parameters").
@@ -245,25 +246,6 @@ class SearchRequest(BaseModel):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"expected a number, got {type(value).__name__}")
         return max(0.0, float(value)) if math.isfinite(value) else None
-
-
-def check_glob(glob: str) -> None:
-    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it.
-
-    Each brace alternative is compiled as the filter will use it
-    (:func:`groove.search.filters.expand_braces`).
-    """
-    import re
-
-    import pathspec
-
-    from groove.search.filters import expand_braces
-
-    try:
-        pathspec.PathSpec.from_lines("gitignore", expand_braces(glob.removeprefix("!")))
-    except (re.error, ValueError, TypeError) as exc:
-        detail = getattr(exc, "msg", None) or str(exc)
-        raise ValueError(f"{glob!r} is not a valid glob ({detail})") from None
 
 
 def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
