@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from groove.indexing.code_chunking import FALLBACK_TAGS, code_chunks
+from groove.indexing.cutting import cut_line
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.indexing.tokens import TokenCounter, TokenCounts, token_counts
 from groove.models import BY_SECTIONS, COARSE, Chunk, ParsedDocument, Section
@@ -223,21 +224,6 @@ def _pack_lines(lines: list[tuple[Section, str]], budget: int
             else:
                 pieces.append((section, [unit], len(unit)))
     return pieces
-
-
-def cut_line(line: str, budget: int) -> list[str]:
-    """``line`` in parts of at most ``budget`` characters, cut after a space where one is
-    in the second half of the part (so a word is not split), else at the budget."""
-    parts = []
-    rest = line
-    while len(rest) > budget:
-        space = max(rest.rfind(" ", budget // 2, budget), rest.rfind("\t", budget // 2, budget))
-        cut = space + 1 if space >= 0 else budget
-        parts.append(rest[:cut])
-        rest = rest[cut:]
-    if rest:
-        parts.append(rest)
-    return parts
 
 
 def is_stub(content: str, count_tokens: Counter) -> bool:
