@@ -463,6 +463,10 @@ class KnowledgeBase:
                               request=request, vectors=self._vectors, scorer=self._scorer)
         response.notes = filter_notes(request, declared=store.meta().declared_fields,
                                       documents=self._vectors.documents)
+        if response.results:  # one indexed lookup for the returned documents only
+            linked = store.backlink_counts(hit.path for hit in response.results)
+            for hit in response.results:
+                hit.backlink_count = linked.get(hit.path)
         response.index = read_index_state(store, building=self.indexing,
                                           files=self._file_changes.current())
         return response

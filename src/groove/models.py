@@ -379,6 +379,8 @@ class Hit:
     raw_score: float | None = None
     #: The content's length when :meth:`cap_content` cut it (None: it is whole).
     content_total_chars: int | None = None
+    #: How many other documents link to this hit's document (None: none does).
+    backlink_count: int | None = None
 
     def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
         """Keep the first ``limit`` characters of an over-long content, recording its length."""
@@ -410,7 +412,8 @@ class Hit:
             out["expanded_from"] = self.expanded_from
         if self.uri is not None:
             out["uri"] = self.uri
-        for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end"):
+        for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end",
+                    "backlink_count"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

@@ -1,4 +1,4 @@
-"""The MCP server: six tools, four prompts, ``kb://`` resources (docs/mcp.md).
+"""The MCP server: seven tools, four prompts, ``kb://`` resources (docs/mcp.md).
 
 ``build_mcp_server`` is transport-neutral; ``server.stdio`` and
 ``server.http`` run the same object. ``resources/list`` is computed per call

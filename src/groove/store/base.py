@@ -340,8 +340,8 @@ class Store(ABC):
         """The links written in ``path``, or the links to it (None: not indexed)."""
         return None
 
-    def backlink_counts(self, doc_ids: Iterable[int]) -> dict[int, int]:
-        """``{doc_id: how many other documents link to it}`` for these documents."""
+    def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """``{path: how many other documents link to it}`` for these paths (none: absent)."""
         return {}
 
     def link_edges(self, doc_ids: Iterable[int]) -> list[tuple[int, int, int]]:

@@ -979,15 +979,16 @@ class SQLiteStore(Store):
             rows = self._conn.execute(f"{self._LINK_SELECT} {where}", (row[0],)).fetchall()
         return [_link_row(r) for r in rows]
 
-    def backlink_counts(self, doc_ids: Iterable[int]) -> dict[int, int]:
-        """``{doc_id: documents linking to it}`` for these documents (an indexed lookup each;
-        a document's links to itself do not count)."""
-        wanted = json.dumps(sorted({int(d) for d in doc_ids}))
+    def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """``{path: other documents linking to it}`` for these paths, those with none left
+        out (the path index, then the links' target index: the cost follows ``paths``)."""
+        wanted = json.dumps(sorted(set(paths)), ensure_ascii=False)
         with self._errors("reading links"):
             return dict(self._conn.execute(
-                "SELECT target_id, count(DISTINCT doc_id) FROM links"
-                " WHERE target_id IN (SELECT value FROM json_each(?)) AND doc_id != target_id"
-                " GROUP BY target_id", (wanted,)).fetchall())
+                "SELECT d.path, count(DISTINCT l.doc_id) FROM documents d"
+                " JOIN links l ON l.target_id = d.id AND l.doc_id != d.id"
+                " WHERE d.path IN (SELECT value FROM json_each(?)) GROUP BY d.path",
+                (wanted,)).fetchall())
 
     def link_edges(self, doc_ids: Iterable[int]) -> list[tuple[int, int, int]]:
         """``(source doc, target doc, links)`` of every resolved link from or to these
