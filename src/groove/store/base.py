@@ -348,9 +348,14 @@ class Store(ABC):
         """``(source doc, target doc, links)`` for resolved links from or to these documents."""
         return []
 
-    def unresolved_links(self, examples: int) -> tuple[int, list[LinkRow]]:
-        """How many links point at no document, and the first ``examples`` of them."""
-        return 0, []
+    def documents_by_id(self, doc_ids: Iterable[int]) -> dict[int, DocumentRow]:
+        """``{id: document}`` for those of these ids that exist."""
+        wanted = set(doc_ids)
+        return {d.id: d for d in self.list_documents() if d.id in wanted}
+
+    def unresolved_links(self) -> list[LinkRow]:
+        """Every link that points at no document."""
+        return []
 
     @abstractmethod
     def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:

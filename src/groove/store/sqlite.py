@@ -1003,15 +1003,18 @@ class SQLiteStore(Store):
                 " WHERE target_id IN (SELECT value FROM json_each(?1)) AND target_id != doc_id"
                 " GROUP BY doc_id, target_id", (wanted,)).fetchall()]
 
-    def unresolved_links(self, examples: int) -> tuple[int, list[LinkRow]]:
-        """How many links point at no document, and the first few (``doctor``)."""
+    def documents_by_id(self, doc_ids: Iterable[int]) -> dict[int, DocumentRow]:
+        wanted = json.dumps(sorted({int(d) for d in doc_ids}))
+        return {row.id: row for row in self._documents(
+            "WHERE d.id IN (SELECT value FROM json_each(?))", (wanted,))}
+
+    def unresolved_links(self) -> list[LinkRow]:
+        """Every link that points at no document, by linking document (``doctor``)."""
         with self._errors("reading links"), self.read_snapshot():
-            count = self._conn.execute(
-                "SELECT count(*) FROM links WHERE target_id IS NULL").fetchone()[0]
             rows = self._conn.execute(
                 f"{self._LINK_SELECT} WHERE l.target_id IS NULL ORDER BY s.path, l.ordinal"
-                " LIMIT ?", (max(0, int(examples)),)).fetchall()
-        return int(count), [_link_row(r) for r in rows]
+            ).fetchall()
+        return [_link_row(r) for r in rows]
 
     def clear(self) -> None:
         """Remove every document; index_meta (model, dim, mode) is kept for the caller to reset."""
