@@ -7,6 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groove.store.links import AMBIGUOUS, MISSING, Candidate, link_key, resolve
 
@@ -171,3 +173,114 @@ def test_the_key_is_the_last_segment_without_markdown_suffix() -> None:
     assert link_key("api/Retries.md") == "retries"
     assert link_key("../Ops/Run Book") == "run book"
     assert link_key("img/Chart.PNG") == "chart.png"
+
+
+# --- kept current: incremental answers equal answers from scratch ----------------------------
+_PATHS = ["a.md", "x/a.md", "y/a.md", "x/b.md", "b.md", "y/z/c.md", "c.md", "x/Alias.md"]
+_TARGETS = [("wikilink", "a"), ("wikilink", "x/a"), ("markdown", "b.md"), ("wikilink", "C"),
+            ("markdown", "../a.md"), ("wikilink", "./b"), ("wikilink", "/a"),
+            ("wikilink", "alias"), ("markdown", "y/z/c.md"), ("wikilink", "nowhere")]
+_ALIASES = [(), ("alias",), ("Alias", "c")]
+
+
+def _write(store, path: str, targets: list[int], aliases: tuple[str, ...]) -> None:
+    from groove.models import Chunk, DocumentRecord, Link
+
+    links = tuple((0, Link(0, 1, "[[x]]", *_TARGETS[i])) for i in targets)
+    store.write_document(
+        DocumentRecord(path=path, sha256=path, title=path, category=None, topic=None, date=None,
+                       tags=(), tags_invalid=False, metadata={}, size=1, mtime=0.0,
+                       links=links, aliases=aliases),
+        [Chunk(0, None, None, "", f"text of {path}", 3, 1.0)], None)
+
+
+def _from_scratch(db: Path) -> tuple[dict, dict]:
+    """Every link's stored answer, and the answer the rule gives reading every document."""
+    conn = sqlite3.connect(db)
+    try:
+        docs = dict(conn.execute("SELECT id, path FROM documents"))
+        aliases: dict[int, set[str]] = {}
+        for doc_id, name in conn.execute("SELECT doc_id, name FROM link_names WHERE alias = 1"):
+            aliases.setdefault(doc_id, set()).add(name)
+        everyone = [Candidate(i, p, frozenset(aliases.get(i, ()))) for i, p in docs.items()]
+        stored, fresh = {}, {}
+        for doc_id, ordinal, kind, target, target_id, problem in conn.execute(
+                "SELECT doc_id, ordinal, kind, target, target_id, problem FROM links"):
+            stored[(doc_id, ordinal)] = (target_id, problem)
+            fresh[(doc_id, ordinal)] = resolve(kind, target, docs[doc_id], everyone)
+        return stored, fresh
+    finally:
+        conn.close()
+
+
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(_PATHS),
+              st.lists(st.integers(0, len(_TARGETS) - 1), max_size=4),
+              st.sampled_from(_ALIASES)),
+    st.tuples(st.just("delete"), st.sampled_from(_PATHS)),
+    st.tuples(st.just("rename"), st.sampled_from(_PATHS), st.sampled_from(_PATHS)),
+), min_size=1, max_size=14)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_OPS)
+def test_after_any_adds_renames_and_deletes_every_link_resolves_as_from_scratch(tmp_path, ops):
+    """The store re-resolves only the links a change can affect; whatever the sequence of
+    changes, the answers equal those of resolving every link against every document."""
+    from groove.models import DocumentRecord
+    from groove.store import open_store
+
+    db = tmp_path / f"{len(list(tmp_path.iterdir()))}.db"
+    store = open_store(db, create=True)
+    try:
+        present: dict[str, tuple[str, ...]] = {}
+        for op in ops:
+            if op[0] == "write":
+                _write(store, op[1], op[2], op[3])
+                present[op[1]] = op[3]
+            elif op[0] == "delete":
+                store.delete_document(op[1])
+                present.pop(op[1], None)
+            elif op[1] in present:
+                _, old, new = op
+                store.rename_document(old, DocumentRecord(
+                    path=new, sha256=old, title=new, category=None, topic=None, date=None,
+                    tags=(), tags_invalid=False, metadata={}, size=1, mtime=0.0,
+                    aliases=present[old]))
+                present[new] = present.pop(old)
+        store.flush()
+    finally:
+        store.close()
+    stored, fresh = _from_scratch(db)
+    assert stored == fresh
+
+
+def test_backlink_counts_read_only_the_asked_documents(tmp_path) -> None:
+    """The query behind a hit's backlink_count goes through indexes: no table is scanned."""
+    from groove.store import open_store
+
+    db = tmp_path / "index.db"
+    store = open_store(db, create=True)
+    _write(store, "a.md", [0, 2], ())  # [[a]] (itself: not counted) and b.md (x/b.md)
+    _write(store, "x/b.md", [0, 6], ())  # [[a]] and [[/a]]: one document linking
+    assert store.backlink_counts(["a.md", "x/b.md", "nothing.md"]) == {"a.md": 1, "x/b.md": 1}
+    store.close()
+    conn = sqlite3.connect(db)
+    plan = " | ".join(r[3] for r in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT d.path, count(DISTINCT l.doc_id) FROM documents d"
+        " JOIN links l ON l.target_id = d.id AND l.doc_id != d.id"
+        " WHERE d.path IN (SELECT value FROM json_each(?)) GROUP BY d.path", ('["a.md"]',)))
+    conn.close()
+    assert "SCAN d" not in plan and "SCAN l" not in plan, plan
+
+
+def test_search_hits_carry_backlink_count(make_kb, vault: Path) -> None:
+    from groove.search.request import SearchRequest
+
+    kb = make_kb(vault)
+    kb.index()
+    hits = kb.search(SearchRequest(query="token bucket of requests per minute", limit=10)).results
+    counts = {h.path: h.backlink_count for h in hits}
+    assert counts["Rate limiting.md"] == 4  # Home, api/retries, ops/My Note, the plan
+    assert counts.get("projects/alpha/plan.md") is None  # nothing links to it: no key
+    assert "backlink_count" not in next(h for h in hits if h.backlink_count is None).to_json()
