@@ -255,6 +255,30 @@ def test_after_any_adds_renames_and_deletes_every_link_resolves_as_from_scratch(
     assert stored == fresh
 
 
+def test_a_write_marks_the_names_it_touched_and_the_flush_settles_them(tmp_path) -> None:
+    """Links of other documents are resolved once per batch, at the flush; marks left by a
+    run that never flushed (a crash) are settled by the next flush."""
+    from groove.store import open_store
+
+    db = tmp_path / "index.db"
+    store = open_store(db, create=True)
+    _write(store, "a.md", [2], ())  # b.md: not there yet
+    _write(store, "x/b.md", [], ())
+    assert [r.problem for r in store.document_links("a.md")] == ["missing"]
+    store.close()  # closing flushes
+    store = open_store(db)
+    assert [r.target_path for r in store.document_links("a.md")] == ["x/b.md"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM links_unsettled").fetchone()[0] == 0
+    conn.execute("INSERT INTO links_unsettled(key) VALUES ('b')")  # as a crash leaves it
+    conn.execute("UPDATE links SET target_id = NULL, problem = 'missing'")
+    conn.commit()
+    conn.close()
+    store.flush()
+    assert [r.target_path for r in store.document_links("a.md")] == ["x/b.md"]
+    store.close()
+
+
 def test_backlink_counts_read_only_the_asked_documents(tmp_path) -> None:
     """The query behind a hit's backlink_count goes through indexes: no table is scanned."""
     from groove.store import open_store
@@ -263,6 +287,7 @@ def test_backlink_counts_read_only_the_asked_documents(tmp_path) -> None:
     store = open_store(db, create=True)
     _write(store, "a.md", [0, 2], ())  # [[a]] (itself: not counted) and b.md (x/b.md)
     _write(store, "x/b.md", [0, 6], ())  # [[a]] and [[/a]]: one document linking
+    store.flush()  # the links waiting for x/b.md are resolved at the end of a batch
     assert store.backlink_counts(["a.md", "x/b.md", "nothing.md"]) == {"a.md": 1, "x/b.md": 1}
     store.close()
     conn = sqlite3.connect(db)

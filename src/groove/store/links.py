@@ -23,8 +23,16 @@ link row carries a *key*, the last segment of its target
 its file name and its aliases), both indexed. A link can only resolve to a
 document one of whose names is the link's key, so when a document appears,
 moves, changes its aliases or goes away, only the links whose key is one of
-its old or new names are resolved again (:func:`relink`), reading only the
+its old or new names need resolving again (:func:`relink`), reading only the
 documents holding those names.
+
+A write resolves the document's own links at once and records the names it
+touched in ``links_unsettled``, in the same transaction; the store's flush
+(the end of an index run's rows pass, of a watcher run, of a run cut short:
+any later flush) resolves every link of those keys once (:func:`settle`) and
+clears them in one transaction. A build writing a thousand ``index.md`` files
+thus resolves the links to ``index`` once, not once per file, and a crash
+between the two leaves the marks for the next flush.
 """
 
 from __future__ import annotations
@@ -68,6 +76,9 @@ CREATE TABLE IF NOT EXISTS link_names (
     PRIMARY KEY (name, doc_id, alias)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS link_names_by_doc ON link_names(doc_id);
+CREATE TABLE IF NOT EXISTS links_unsettled (
+    key TEXT PRIMARY KEY
+) WITHOUT ROWID;
 """
 
 
@@ -190,6 +201,23 @@ def write_links(conn: sqlite3.Connection, doc_id: int,
          for ordinal, (chunk_index, link) in enumerate(links)])
 
 
+def mark_unsettled(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    """Record keys whose links must be resolved again at the next :func:`settle`."""
+    conn.executemany("INSERT OR IGNORE INTO links_unsettled(key) VALUES (?)",
+                     [(k,) for k in set(keys)])
+
+
+def unsettled(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM links_unsettled)").fetchone()[0] == 1
+
+
+def settle(conn: sqlite3.Connection) -> None:
+    """Resolve again every link of the recorded keys, then forget them (one transaction)."""
+    keys = [r[0] for r in conn.execute("SELECT key FROM links_unsettled")]
+    relink(conn, keys)
+    conn.execute("DELETE FROM links_unsettled")
+
+
 def relink(conn: sqlite3.Connection, keys: Iterable[str] = (),
            doc_ids: Iterable[int] = ()) -> None:
     """Resolve again every link whose key is in ``keys`` and every link of ``doc_ids``.
@@ -210,8 +238,13 @@ def relink(conn: sqlite3.Connection, keys: Iterable[str] = (),
         return
     by_key = _candidates(conn, {r[4] for r in rows})
     changed = []
+    answers: dict[tuple[str, str, str], tuple[int | None, str | None]] = {}
     for doc_id, ordinal, kind, target, key, target_id, problem, path in rows:
-        answer = resolve(kind, target, path, by_key.get(key, ()))
+        # The answer depends on the kind, the target and the linking document's folder only.
+        same = (kind, target, posixpath.dirname(path))
+        answer = answers.get(same)
+        if answer is None:
+            answer = answers[same] = resolve(kind, target, path, by_key.get(key, ()))
         if answer != (target_id, problem):
             changed.append((*answer, doc_id, ordinal))
     conn.executemany("UPDATE links SET target_id = ?, problem = ? WHERE doc_id = ? AND ordinal = ?",

@@ -83,7 +83,16 @@ from groove.store.base import (
     build_finished,
 )
 from groove.store.files import check_directory, check_regular
-from groove.store.links import LINK_TABLES, names_of, relink, write_links, write_names
+from groove.store.links import (
+    LINK_TABLES,
+    mark_unsettled,
+    names_of,
+    relink,
+    settle,
+    unsettled,
+    write_links,
+    write_names,
+)
 from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
@@ -729,7 +738,8 @@ class SQLiteStore(Store):
             names = write_names(conn, doc_id, doc.path, doc.aliases)
             write_links(conn, doc_id, doc.links)
             # A new document (or new aliases) may be what other links were waiting for.
-            relink(conn, names if old_names is None else names ^ old_names, [doc_id])
+            relink(conn, (), [doc_id])
+            mark_unsettled(conn, names if old_names is None else names ^ old_names)
         with self._lock:
             fulltext = self._fulltext_index()
             fulltext.delete_document(doc_id)
@@ -858,7 +868,8 @@ class SQLiteStore(Store):
             self._replace_fields(conn, row[0], doc.fields)
             # Same bytes, same links; what they and the links to it resolve to may move.
             names = write_names(conn, row[0], doc.path, doc.aliases)
-            relink(conn, names | old_names | gone_names, [row[0]])
+            relink(conn, (), [row[0]])
+            mark_unsettled(conn, names | old_names | gone_names)
         with self._lock:
             if replaced is not None:
                 self._fulltext_index().delete_document(replaced[0])
@@ -925,7 +936,7 @@ class SQLiteStore(Store):
             names = set() if row is None else names_of(conn, row[0])
             gone = conn.execute("DELETE FROM documents WHERE path = ? RETURNING id",
                                 (path,)).fetchone()
-            relink(conn, names)  # the links to it point at nothing now, or at a namesake
+            mark_unsettled(conn, names)  # links to it point at nothing now, or at a namesake
         with self._lock:
             if gone is not None:
                 self._fulltext_index().delete_document(gone[0])
@@ -952,7 +963,16 @@ class SQLiteStore(Store):
                 keys |= names_of(conn, row[0]) ^ write_names(conn, row[0], path, aliases)
                 write_links(conn, row[0], links)
                 ids.append(row[0])
-            relink(conn, keys, ids)
+            relink(conn, (), ids)
+            mark_unsettled(conn, keys)
+
+    def _settle_links(self) -> None:
+        """Re-resolve the links of every key a write marked (store/links.py, "Kept current")."""
+        with self._errors("reading links"):
+            if not unsettled(self._conn):
+                return
+        with self._write("resolving links") as conn:
+            settle(conn)
 
     def mark_links_read(self) -> None:
         """Every document's links are stored (the end of the run that read them)."""
@@ -1268,8 +1288,10 @@ class SQLiteStore(Store):
         self._fulltext_committed_at = time.monotonic()
 
     def flush(self) -> None:
-        """Publish queued full-text changes and release the full-text writer."""
+        """Resolve again the links the writes since the last flush may have changed (in one
+        transaction), publish queued full-text changes and release the full-text writer."""
         with self._lock:
+            self._settle_links()
             if self._fulltext is None:
                 return
             if self._fulltext_queued:
