@@ -435,6 +435,8 @@ class SQLiteStore(Store):
         self._reading = False
         #: ``index_meta`` as the open read snapshot sees it, once read (see _meta_values).
         self._snapshot_meta: dict[str, str | None] | None = None
+        #: True once :meth:`close` ran (a second close, or a flush after it, does nothing).
+        self._closed = False
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -968,6 +970,8 @@ class SQLiteStore(Store):
 
     def _settle_links(self) -> None:
         """Re-resolve the links of every key a write marked (store/links.py, "Kept current")."""
+        if self._closed:
+            return
         with self._errors("reading links"):
             if not unsettled(self._conn):
                 return
@@ -1292,6 +1296,10 @@ class SQLiteStore(Store):
         transaction), publish queued full-text changes and release the full-text writer."""
         with self._lock:
             self._settle_links()
+            self._flush_fulltext()
+
+    def _flush_fulltext(self) -> None:
+        with self._lock:
             if self._fulltext is None:
                 return
             if self._fulltext_queued:
@@ -1565,11 +1573,16 @@ class SQLiteStore(Store):
     def close(self) -> None:
         with self._lock:
             try:
-                self.flush()
+                try:
+                    self._settle_links()
+                except GrooveError as exc:  # a damaged file: closing must still close
+                    log.warning("links left to resolve at the next flush: %s", exc)
+                self._flush_fulltext()
                 if self._fulltext is not None:
                     self._fulltext.close()
             finally:
                 self._conn.close()
+                self._closed = True
 
 
 # --- row helpers -------------------------------------------------------------
