@@ -55,7 +55,8 @@ def test_lists_six_tools_without_unions_four_prompts_and_topic_groups(http_serve
 
     tools, prompts, resources, templates = run(go())
     assert {t.name for t in tools} == {"search", "get_document", "list_topics",
-                                      "get_connection_graph", "get_best_practice", "rebuild_index"}
+                                      "get_connection_graph", "get_best_practice", "rebuild_index",
+                                      "links"}
     assert all(no_union(t.input_schema) for t in tools)
     search = next(t for t in tools if t.name == "search").input_schema["properties"]
     assert set(search) == {"query", "limit", "category", "topic", "rerank", "min_quality",

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from groove.indexing.code_chunking import FALLBACK_TAGS, code_chunks
 from groove.indexing.cutting import cut_line
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.indexing.tokens import TokenCounter, TokenCounts, token_counts
-from groove.models import BY_SECTIONS, COARSE, Chunk, ParsedDocument, Section
+from groove.models import BY_SECTIONS, COARSE, Chunk, Link, ParsedDocument, Section
 
 #: A section body shorter than this (in the embedder's tokens) is a stub.
 STUB_FLOOR_TOKENS = 8
@@ -194,6 +194,27 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
                 ancestry=section.ancestry,
             ))
     return chunks if max_chunks is None else chunks[:max_chunks]
+
+
+def place_links(links: Sequence[Link], contents: Sequence[str]) -> tuple[tuple[int, Link], ...]:
+    """Each link with the index of the chunk holding it (``contents[i]`` is chunk ``i``'s).
+
+    Chunks keep the document's order (a folded stub joins its neighbour, a
+    split section stays in sequence), so the search walks forward: a link is
+    in the first chunk, from the previous link's on, whose text holds it. One
+    that no chunk holds whole (cut by a character split, or in an excluded
+    section) stays with the previous link's chunk. A document without chunks
+    has no links to place.
+    """
+    placed: list[tuple[int, Link]] = []
+    at = 0
+    for link in links:
+        found = next((i for i in range(at, len(contents)) if link.source in contents[i]), None)
+        if found is not None:
+            at = found
+        if contents:
+            placed.append((at, link))
+    return tuple(placed)
 
 
 def fold_wordless_pieces(pieces: list[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""The six MCP tools, as plain async functions bound to one knowledge base.
+"""The seven MCP tools, as plain async functions bound to one knowledge base.
 
 Each tool validates its path arguments lexically (``server.paths``), runs the
 blocking work (SQLite, the model) in a worker thread so the event loop keeps
@@ -30,7 +30,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
-from groove.graph.params import GraphParams
+from groove.graph.params import GraphParams, LinksParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
 from groove.paths import check_doc_path, check_rel_path, doc_uri, travel_problem
@@ -194,8 +194,22 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         line_start: Annotated[int | None, Field(ge=1, description="Return only the text from this line (1-based), e.g. a code hit's line_start.")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="Return only the text up to this line (inclusive), e.g. a code hit's line_end.")] = None,
     ) -> dict[str, Any]:
-        doc = await anyio.to_thread.run_sync(read_document, kb, path)
-        return document_json(doc, line_start, line_end)
+        def answer() -> dict[str, Any]:
+            from groove.graph.links import document_links_json
+
+            doc = read_document(kb, path)
+            return {**document_json(doc, line_start, line_end),
+                    **document_links_json(kb, doc.document.path)}
+
+        return await anyio.to_thread.run_sync(answer)
+
+    async def links(**arguments: Any) -> dict[str, Any]:
+        from groove.graph.links import links_answer
+
+        params = LinksParams(**arguments)  # the path gate, before any work
+        return await anyio.to_thread.run_sync(functools.partial(links_answer, kb, params))
+
+    links.__signature__ = model_signature(LinksParams)  # type: ignore[attr-defined]
 
     async def list_topics() -> dict[str, Any]:
         return await anyio.to_thread.run_sync(topics_json, kb)
@@ -231,11 +245,18 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
                 "legs_disagree).",
         schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
-                      f"{DOCUMENT_TEXT_CAP_LABEL}).")
+                      f"{DOCUMENT_TEXT_CAP_LABEL}), with the links written in it and the "
+                      "links to it (backlinks).")
+    add(links, "The links written in a document (wikilinks and Markdown links, each with the "
+               "document and heading it resolves to, or why it points at none), or with "
+               "backlinks=true the links to it: which documents link here, from which "
+               "section, with that section's first line.",
+        schema=model_input_schema(LinksParams, "linksArguments"))
     add(list_topics, "Categories and topics in the knowledge base, with document counts, and "
                      "the folder tree (children: segment, file_count, children).")
-    add(get_connection_graph, "Documents related to a start document, by embedding similarity "
-                              "(BFS, similarity calibrated to the model).",
+    add(get_connection_graph, "Documents related to a start document: the links the notes "
+                              "write (both directions) and embedding similarity (BFS, "
+                              "similarity calibrated to the model); edges chooses which.",
         schema=model_input_schema(GraphParams, "get_connection_graphArguments"))
     add(get_best_practice, "The best-practice document for a target, from the configured path templates.")
     add(rebuild_index, "Bring the index up to date with the files (one run at a time).",

@@ -22,9 +22,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
+from groove.models import (
+    Chunk,
+    ChunkColumns,
+    ChunkRow,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentRow,
+    Link,
+    LinkRow,
+)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -311,6 +320,42 @@ class Store(ABC):
     def field_values(self, doc_id: int) -> dict[str, tuple[str, ...]]:
         """The declared-field values stored for one document."""
         return {}
+
+    # --- links (store/links.py) ---------------------------------------------------
+    def links_pending(self) -> bool:
+        """Whether documents indexed before links were stored still need theirs read."""
+        return False
+
+    def write_document_links(self, links_by_path: dict[str, tuple[
+            tuple[tuple[int, Link], ...], tuple[str, ...]]]) -> None:
+        """``{path: (links with their chunk index, aliases)}``: replace those documents'
+        links (no chunk is touched); every link they affect is resolved again."""
+        return None
+
+    def mark_links_read(self) -> None:
+        """Every document's links are stored."""
+        return None
+
+    def document_links(self, path: str, *, backlinks: bool = False) -> list[LinkRow] | None:
+        """The links written in ``path``, or the links to it (None: not indexed)."""
+        return None
+
+    def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """``{path: how many other documents link to it}`` for these paths (none: absent)."""
+        return {}
+
+    def link_edges(self, doc_ids: Iterable[int]) -> list[tuple[int, int, int]]:
+        """``(source doc, target doc, links)`` for resolved links from or to these documents."""
+        return []
+
+    def documents_by_id(self, doc_ids: Iterable[int]) -> dict[int, DocumentRow]:
+        """``{id: document}`` for those of these ids that exist."""
+        wanted = set(doc_ids)
+        return {d.id: d for d in self.list_documents() if d.id in wanted}
+
+    def unresolved_links(self) -> list[LinkRow]:
+        """Every link that points at no document."""
+        return []
 
     @abstractmethod
     def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
