@@ -209,8 +209,8 @@ class ParsedDocument:
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """A unit of retrieval, ready to be embedded and stored."""
+class _ChunkText:
+    """What a chunk is, as written to the store and as read back."""
 
     chunk_index: int
     heading: str | None
@@ -221,6 +221,12 @@ class Chunk:
     #: them (groove.indexing.tokens): the vectors pass stores the count.
     token_count: int | None
     quality: float
+
+
+@dataclass(frozen=True)
+class Chunk(_ChunkText):
+    """A unit of retrieval, ready to be embedded and stored."""
+
     ancestry: tuple[str, ...] = ()
     #: Source-code chunks only (None for prose): the definition's kind and
     #: enclosing scope, and the chunk's own 1-based line range in the file.
@@ -231,8 +237,8 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class DocumentRecord:
-    """Document-level fields written to the store alongside its chunks."""
+class _DocumentFields:
+    """What a document is, as written to the store and as read back."""
 
     path: str  # relative to kb_path, POSIX separators
     sha256: str
@@ -245,6 +251,12 @@ class DocumentRecord:
     metadata: dict[str, Any]
     size: int
     mtime: float
+
+
+@dataclass(frozen=True)
+class DocumentRecord(_DocumentFields):
+    """Document-level fields written to the store alongside its chunks."""
+
     binary_format: bool = False
     #: The code parser's language id (``python``, ``rust``...); None for prose.
     language: str | None = None
@@ -263,21 +275,10 @@ class DocumentRecord:
 
 
 @dataclass(frozen=True)
-class DocumentRow:
-    """A document as read back from the store."""
+class DocumentRow(_DocumentFields):
+    """A document as read back from the store (keyword construction only)."""
 
     id: int
-    path: str
-    sha256: str
-    title: str
-    category: str | None
-    topic: str | None
-    date: str | None
-    tags: tuple[str, ...]
-    tags_invalid: bool
-    metadata: dict[str, Any]
-    size: int
-    mtime: float
     binary_format: bool
     indexed_at: float
     chunk_count: int
@@ -286,18 +287,11 @@ class DocumentRow:
 
 
 @dataclass(frozen=True)
-class ChunkRow:
-    """A stored chunk joined with the document fields search needs."""
+class ChunkRow(_ChunkText):
+    """A stored chunk joined with the document fields search needs (keyword construction)."""
 
     id: int
     doc_id: int
-    chunk_index: int
-    heading: str | None
-    level: int | None
-    context: str
-    content: str
-    token_count: int | None
-    quality: float
     path: str
     title: str
     category: str | None

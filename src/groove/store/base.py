@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import numpy as np
 
@@ -104,6 +105,21 @@ class StoreStats:
     last_indexed: float | None
 
 
+class MetaUpdate(TypedDict, total=False):
+    """What :meth:`Store.set_meta` may record; a key left out (or None) is left alone."""
+
+    model_id: str | None
+    dim: int | None
+    context_mode: str | None
+    last_indexed: float | None
+    build_state: str | None
+    #: The embedding service's URL; ``""`` records a local model.
+    model_url: str | None
+    chunk_policy: str | None
+    declared_fields: Sequence[str] | None
+    parser_policies: dict[str, str] | None
+
+
 class Store(ABC):
     """A persistent index of documents, chunks, full-text rows and embeddings."""
 
@@ -112,19 +128,7 @@ class Store(ABC):
     def meta(self) -> IndexMeta: ...
 
     @abstractmethod
-    def set_meta(
-        self,
-        *,
-        model_id: str | None = None,
-        dim: int | None = None,
-        context_mode: str | None = None,
-        last_indexed: float | None = None,
-        build_state: str | None = None,
-        model_url: str | None = None,
-        chunk_policy: str | None = None,
-        declared_fields: Sequence[str] | None = None,
-        parser_policies: dict[str, str] | None = None,
-    ) -> None: ...
+    def set_meta(self, **fields: Unpack[MetaUpdate]) -> None: ...
 
     @abstractmethod
     def generation(self) -> int:

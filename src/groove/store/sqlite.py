@@ -45,7 +45,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -77,6 +77,7 @@ from groove.store.base import (
     SCHEMA_VERSION,
     EmbeddingCounts,
     IndexMeta,
+    MetaUpdate,
     PendingChunk,
     Store,
     StoreStats,
@@ -656,19 +657,7 @@ class SQLiteStore(Store):
             declared_fields=_opt_names(values.get("declared_fields")),
         )
 
-    def set_meta(
-        self,
-        *,
-        model_id: str | None = None,
-        dim: int | None = None,
-        context_mode: str | None = None,
-        last_indexed: float | None = None,
-        build_state: str | None = None,
-        model_url: str | None = None,
-        chunk_policy: str | None = None,
-        declared_fields: Sequence[str] | None = None,
-        parser_policies: dict[str, str] | None = None,
-    ) -> None:
+    def set_meta(self, **fields: Unpack[MetaUpdate]) -> None:
         """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
         Changing model, dimension or context mode bumps ``generation`` (caches
@@ -676,18 +665,19 @@ class SQLiteStore(Store):
         ``build_state`` do not, so a no-op index run does not make every
         reader reload.
         """
+        dim, last_indexed = fields.get("dim"), fields.get("last_indexed")
+        policies, declared = fields.get("parser_policies"), fields.get("declared_fields")
         updates = {
-            "model_id": model_id,
+            "model_id": fields.get("model_id"),
             "dim": None if dim is None else str(int(dim)),
-            "context_mode": context_mode,
+            "context_mode": fields.get("context_mode"),
             "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
-            "build_state": build_state,
-            "model_url": model_url,
-            "chunk_policy": chunk_policy,
-            "parser_policies": None if parser_policies is None else json.dumps(
-                dict(sorted(parser_policies.items()))),
-            "declared_fields": None if declared_fields is None else json.dumps(
-                sorted(set(declared_fields)), ensure_ascii=False),
+            "build_state": fields.get("build_state"),
+            "model_url": fields.get("model_url"),
+            "chunk_policy": fields.get("chunk_policy"),
+            "parser_policies": None if policies is None else json.dumps(dict(sorted(policies.items()))),
+            "declared_fields": None if declared is None else json.dumps(
+                sorted(set(declared)), ensure_ascii=False),
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
@@ -1104,8 +1094,10 @@ class SQLiteStore(Store):
             path, title, category, topic, date, tags, binary = docs[doc_id]
             out.append(
                 ChunkRow(
-                    cid, doc_id, index, heading, level, context, "", tokens, quality,
-                    path, title, category, topic, date, tags, binary,
+                    id=cid, doc_id=doc_id, chunk_index=index, heading=heading, level=level,
+                    context=context, content="", token_count=tokens, quality=quality, path=path,
+                    title=title, category=category, topic=topic, date=date, tags=tags,
+                    binary_format=binary,
                 )
             )
         return out
@@ -1618,9 +1610,11 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
     (chunk_id, doc_id, index, heading, level, context, content, token_count, quality, path, title,
      category, topic, date, tags, binary_format, symbol_kind, scope, line_start, line_end,
      language) = r[:21]
-    return ChunkRow(chunk_id, doc_id, index, heading, level, context, content, token_count,
-                    quality, path, title, category, topic, date, _tags(tags), bool(binary_format),
-                    symbol_kind, scope, line_start, line_end, language)
+    return ChunkRow(id=chunk_id, doc_id=doc_id, chunk_index=index, heading=heading, level=level,
+                    context=context, content=content, token_count=token_count, quality=quality,
+                    path=path, title=title, category=category, topic=topic, date=date,
+                    tags=_tags(tags), binary_format=bool(binary_format), symbol_kind=symbol_kind,
+                    scope=scope, line_start=line_start, line_end=line_end, language=language)
 
 
 def _link_row(r: tuple[Any, ...]) -> LinkRow:
