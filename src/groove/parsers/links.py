@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from urllib.parse import unquote
 
 from groove.models import Link
-from groove.parsers.markdown import Fence, fence_closed, fence_opened
+from groove.parsers.fences import Fence, fence_closed, fence_opened
 
 WIKILINK = "wikilink"
 MARKDOWN = "markdown"
