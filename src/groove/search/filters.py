@@ -15,8 +15,8 @@ import pathspec
 from groove.config import Config
 from groove.models import ChunkRow
 from groove.parsers import PARSER_ALIASES
+from groove.search.exclusions import excluded_terms
 from groove.search.globs import expand_braces
-from groove.search.query import excluded_terms
 from groove.search.request import SearchRequest
 
 

@@ -60,8 +60,8 @@ from groove.config.model import (
     SearchConfig,
 )
 from groove.errors import InvalidArgument
+from groove.search.exclusions import check_searchable
 from groove.search.globs import check_glob
-from groove.search.query import check_searchable
 
 #: Input bounds (docs/search.md, "Parameters").
 MAX_QUERY_BYTES = 1024
