@@ -249,6 +249,13 @@ def test_after_any_adds_renames_and_deletes_every_link_resolves_as_from_scratch(
                     aliases=present[old]))
                 present[new] = present.pop(old)
         store.flush()
+        reader = sqlite3.connect(db)
+        every = [r[0] for r in reader.execute("SELECT path FROM documents")]
+        counted = dict(reader.execute(
+            "SELECT d.path, count(DISTINCT l.doc_id) FROM documents d JOIN links l"
+            " ON l.target_id = d.id AND l.doc_id != d.id GROUP BY d.path").fetchall())
+        reader.close()
+        assert store.backlink_counts(every) == counted  # kept by triggers, never counted
     finally:
         store.close()
     stored, fresh = _from_scratch(db)

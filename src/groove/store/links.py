@@ -26,6 +26,12 @@ moves, changes its aliases or goes away, only the links whose key is one of
 its old or new names need resolving again (:func:`relink`), reading only the
 documents holding those names.
 
+A hit's ``backlink_count`` is read, never counted, on the search path: triggers
+keep ``link_pairs`` (links per linking and linked document) and
+``backlink_sources`` (other documents linking to each document) in step with
+every insert, delete and re-resolution of a link row, foreign-key cascades
+included, so a search reads one row per hit whatever a note's backlinks.
+
 A write resolves the document's own links at once and records the names it
 touched in ``links_unsettled``, in the same transaction; the store's flush
 (the end of an index run's rows pass, of a watcher run, of a run cut short:
@@ -79,6 +85,48 @@ CREATE INDEX IF NOT EXISTS link_names_by_doc ON link_names(doc_id);
 CREATE TABLE IF NOT EXISTS links_unsettled (
     key TEXT PRIMARY KEY
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS link_pairs (
+    target_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    source_id INTEGER NOT NULL,
+    links     INTEGER NOT NULL,
+    PRIMARY KEY (target_id, source_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS backlink_sources (
+    doc_id  INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+    sources INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS link_pair_added AFTER INSERT ON links
+WHEN NEW.target_id IS NOT NULL AND NEW.target_id != NEW.doc_id BEGIN
+    INSERT INTO link_pairs(target_id, source_id, links) VALUES (NEW.target_id, NEW.doc_id, 1)
+        ON CONFLICT(target_id, source_id) DO UPDATE SET links = links + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS link_pair_dropped AFTER DELETE ON links
+WHEN OLD.target_id IS NOT NULL AND OLD.target_id != OLD.doc_id BEGIN
+    UPDATE link_pairs SET links = links - 1
+        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id;
+    DELETE FROM link_pairs
+        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id AND links <= 0;
+END;
+CREATE TRIGGER IF NOT EXISTS link_pair_left AFTER UPDATE OF target_id ON links
+WHEN OLD.target_id IS NOT NULL AND OLD.target_id != OLD.doc_id BEGIN
+    UPDATE link_pairs SET links = links - 1
+        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id;
+    DELETE FROM link_pairs
+        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id AND links <= 0;
+END;
+CREATE TRIGGER IF NOT EXISTS link_pair_joined AFTER UPDATE OF target_id ON links
+WHEN NEW.target_id IS NOT NULL AND NEW.target_id != NEW.doc_id BEGIN
+    INSERT INTO link_pairs(target_id, source_id, links) VALUES (NEW.target_id, NEW.doc_id, 1)
+        ON CONFLICT(target_id, source_id) DO UPDATE SET links = links + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS backlink_source_added AFTER INSERT ON link_pairs BEGIN
+    INSERT INTO backlink_sources(doc_id, sources) VALUES (NEW.target_id, 1)
+        ON CONFLICT(doc_id) DO UPDATE SET sources = sources + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS backlink_source_dropped AFTER DELETE ON link_pairs BEGIN
+    UPDATE backlink_sources SET sources = sources - 1 WHERE doc_id = OLD.target_id;
+    DELETE FROM backlink_sources WHERE doc_id = OLD.target_id AND sources <= 0;
+END;
 """
 
 

@@ -995,14 +995,14 @@ class SQLiteStore(Store):
 
     def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
         """``{path: other documents linking to it}`` for these paths, those with none left
-        out (the path index, then the links' target index: the cost follows ``paths``)."""
+        out: one row per path, kept current by triggers (store/links.py), so the cost is
+        that of ``paths`` whatever the number of backlinks."""
         wanted = json.dumps(sorted(set(paths)), ensure_ascii=False)
         with self._errors("reading links"):
             return dict(self._conn.execute(
-                "SELECT d.path, count(DISTINCT l.doc_id) FROM documents d"
-                " JOIN links l ON l.target_id = d.id AND l.doc_id != d.id"
-                " WHERE d.path IN (SELECT value FROM json_each(?)) GROUP BY d.path",
-                (wanted,)).fetchall())
+                "SELECT d.path, b.sources FROM documents d"
+                " JOIN backlink_sources b ON b.doc_id = d.id"
+                " WHERE d.path IN (SELECT value FROM json_each(?))", (wanted,)).fetchall())
 
     def link_edges(self, doc_ids: Iterable[int]) -> list[tuple[int, int, int]]:
         """``(source doc, target doc, links)`` of every resolved link from or to these
