@@ -225,6 +225,8 @@ class DocumentRow:
     chunk_count: int
     language: str | None = None
     chunking: str = BY_SECTIONS
+    #: Chunks still waiting for a vector (0: the document is embedded, or has no chunk).
+    pending: int = 0
 
 
 @dataclass(frozen=True)
