@@ -461,8 +461,8 @@ class KnowledgeBase:
                                         ann_path=self.db_path, model_id=store.meta().model_id)
         response = run_search(store=store, embedder=embedder, config=self.config,
                               request=request, vectors=self._vectors, scorer=self._scorer)
-        response.notes = filter_notes(request, declared=store.meta().declared_fields,
-                                      documents=self._vectors.documents)
+        response.notes = [*filter_notes(request, declared=store.meta().declared_fields,
+                                        documents=self._vectors.documents), *response.notes]
         response.index = read_index_state(store, building=self.indexing,
                                           files=self._file_changes.current())
         return response

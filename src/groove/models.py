@@ -323,6 +323,8 @@ class Hit:
     raw_score: float | None = None
     #: The content's length when :meth:`cap_content` cut it (None: it is whole).
     content_total_chars: int | None = None
+    #: How the ranking reached this hit, when the request asked (search/explain.py).
+    explain: dict[str, Any] | None = None
 
     def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
         """Keep the first ``limit`` characters of an over-long content, recording its length."""
@@ -361,6 +363,8 @@ class Hit:
         cut = self.content_cut()
         if cut is not None:
             out["content_cut"] = cut
+        if self.explain is not None:
+            out["explain"] = self.explain
         return out
 
     def content_cut(self) -> str | None:

@@ -35,7 +35,7 @@ from groove.search.request import SearchRequest
 @no_color_option
 @format_option("text", "json", default="text")
 @kb_options(overrides=eval_overrides, model=True)
-@search_options(omit=("limit",))  # --limit here is the search depth (depth_options)
+@search_options(omit=("limit", "explain"))  # --limit here is the search depth (depth_options)
 def eval_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
                  unanswerable: Path | None, fail_on_regression: bool, no_history: bool,
                  no_diff: bool, depth: int | None, no_color: bool, fmt: str) -> None:

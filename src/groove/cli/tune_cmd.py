@@ -27,7 +27,7 @@ from groove.search.request import SearchRequest
 @no_color_option
 @format_option("text", "json", default="text")
 @kb_options(overrides=eval_overrides, model=True)
-@search_options(omit=("limit",))  # --limit here is the search depth (depth_options)
+@search_options(omit=("limit", "explain"))  # --limit here is the search depth (depth_options)
 def tune_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
                  depth: int | None, no_color: bool, fmt: str) -> None:
     """Sweep rrf_k and the bm25 weights with nested leave-one-query-out cross-validation.
