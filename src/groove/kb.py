@@ -461,8 +461,8 @@ class KnowledgeBase:
                                         ann_path=self.db_path, model_id=store.meta().model_id)
         response = run_search(store=store, embedder=embedder, config=self.config,
                               request=request, vectors=self._vectors, scorer=self._scorer)
-        response.notes = filter_notes(request, declared=store.meta().declared_fields,
-                                      documents=self._vectors.documents)
+        response.notes = [*filter_notes(request, declared=store.meta().declared_fields,
+                                        documents=self._vectors.documents), *response.notes]
         if response.results:  # one indexed lookup for the returned documents only
             linked = store.backlink_counts(hit.path for hit in response.results)
             for hit in response.results:

@@ -284,6 +284,8 @@ class DocumentRow(_DocumentFields):
     chunk_count: int
     language: str | None = None
     chunking: str = BY_SECTIONS
+    #: Chunks still waiting for a vector (0: the document is embedded, or has no chunk).
+    pending: int = 0
 
 
 @dataclass(frozen=True)
@@ -375,6 +377,8 @@ class Hit:
     content_total_chars: int | None = None
     #: How many other documents link to this hit's document (None: none does).
     backlink_count: int | None = None
+    #: How the ranking reached this hit, when the request asked (search/explain.py).
+    explain: dict[str, Any] | None = None
 
     def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
         """Keep the first ``limit`` characters of an over-long content, recording its length."""
@@ -414,6 +418,8 @@ class Hit:
         cut = self.content_cut()
         if cut is not None:
             out["content_cut"] = cut
+        if self.explain is not None:
+            out["explain"] = self.explain
         return out
 
     def content_cut(self) -> str | None:

@@ -23,6 +23,8 @@ MODULES = {
     "doctor": "doctor_cmd",
     "validate": "validate_cmd",
     "service": "service_cmd",
+    "get": "get_cmd",
+    "ls": "ls_cmd",
 }
 
 

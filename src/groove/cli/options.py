@@ -204,8 +204,9 @@ def no_color_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def golden_run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """What ``eval`` and ``tune`` share: the golden file, the depth and cut-offs, text or
     JSON, the knowledge base (with ``--reranker``/``--k`` as config overrides) and every
-    search option but ``--limit`` (there it is the depth)."""
-    for option in (search_options(omit=("limit",)), kb_options(overrides=eval_overrides, model=True),
+    search option but ``--limit`` (there it is the depth) and ``--explain``."""
+    for option in (search_options(omit=("limit", "explain")),
+                   kb_options(overrides=eval_overrides, model=True),
                    format_option("text", "json", default="text"), no_color_option, depth_options,
                    golden_option):
         func = option(func)

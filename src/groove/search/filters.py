@@ -7,6 +7,7 @@ index generation), so a restrictive filter still yields up to ``limit`` hits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -123,13 +124,25 @@ def effective_min_quality(request: SearchRequest, config: Config) -> float:
     return qf.threshold if qf.enabled else 0.0
 
 
+def split_globs(globs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The includes and the ``!`` excludes of a glob list, braces expanded."""
+    return (tuple(e for g in globs if not g.startswith("!") for e in expand_braces(g)),
+            tuple(e for g in globs if g.startswith("!") for e in expand_braces(g[1:])))
+
+
+def path_matches(globs: Sequence[str], path: str) -> bool:
+    """Whether ``path`` passes ``globs`` as the ``path_globs`` filter judges it."""
+    includes, excludes = split_globs(globs)
+    return ChunkFilter(includes=includes, excludes=excludes)._path_passes(path)
+
+
 def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
-    globs = request.path_globs or []
+    includes, excludes = split_globs(request.path_globs or [])
     return ChunkFilter(
         category=request.category,
         topic=request.topic,
-        includes=tuple(e for g in globs if not g.startswith("!") for e in expand_braces(g)),
-        excludes=tuple(e for g in globs if g.startswith("!") for e in expand_braces(g[1:])),
+        includes=includes,
+        excludes=excludes,
         tags_any=frozenset(request.tags_any or ()),
         tags_all=frozenset(request.tags_all or ()),
         date_from=request.date_from,

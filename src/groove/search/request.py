@@ -183,6 +183,13 @@ class SearchRequest(BaseModel):
     all_language_spans: bool | None = Field(
         None, description="Also compute match_spans for non-ASCII terms, with Unicode case "
                           "folding (default: server setting).")
+    min_score: float | None = Field(
+        None, description="Drop hits whose score is below this (the score as returned: its "
+                          "scale follows the fusion method, docs/search.md); the answer's "
+                          "notes say how many were dropped.")
+    explain: bool = Field(
+        False, description="Add to every hit how the ranking reached it: each leg's score "
+                           "and rank, the fusion, and every later stage that moved it.")
 
     def __init__(self, **data: Any) -> None:
         try:

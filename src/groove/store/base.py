@@ -370,6 +370,10 @@ class Store(ABC):
         """``{path: mtime}`` of the member files the index runs skipped (and why, kept for doctor)."""
 
     @abstractmethod
+    def skip_reasons(self) -> dict[str, str]:
+        """``{path: why}`` of the member files the index runs skipped (``groove ls``)."""
+
+    @abstractmethod
     def record_skipped(self, skipped: dict[str, tuple[float, str]],
                        scope: Iterable[str] | None) -> None:
         """Replace the skips recorded for the paths in ``scope`` (None: every path)

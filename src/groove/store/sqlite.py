@@ -405,7 +405,8 @@ MIGRATIONS[4] = _add_code_columns
 
 _DOC_COLUMNS = (
     "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
-    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking, d.language"
+    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking, d.language,"
+    " d.pending"
 )
 _CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.chunk_index, c.heading, c.level, c.context, c.content,"
@@ -1455,6 +1456,10 @@ class SQLiteStore(Store):
         with self._errors("reading skipped files"):
             return dict(self._conn.execute("SELECT path, mtime FROM skipped_files").fetchall())
 
+    def skip_reasons(self) -> dict[str, str]:
+        with self._errors("reading skipped files"):
+            return dict(self._conn.execute("SELECT path, reason FROM skipped_files").fetchall())
+
     def record_skipped(self, skipped: dict[str, tuple[float, str]],
                        scope: Iterable[str] | None) -> None:
         """Forget the skips recorded under ``scope`` (None: all), then record ``skipped``.
@@ -1602,7 +1607,7 @@ def _document_row(r: tuple[Any, ...]) -> DocumentRow:
         id=r[0], path=r[1], sha256=r[2], title=r[3], category=r[4], topic=r[5], date=r[6],
         tags=_tags(r[7]), tags_invalid=bool(r[8]), metadata=json.loads(r[9] or "{}"),
         size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunking=r[14],
-        language=r[15], chunk_count=r[16],
+        language=r[15], pending=r[16], chunk_count=r[17],
     )
 
 
