@@ -44,7 +44,7 @@ def no_union(schema: Any) -> bool:
 
 # --- listing and calling everything ------------------------------------------------------------
 
-def test_lists_seven_tools_without_unions_four_prompts_and_topic_groups(http_server):
+def test_lists_eight_tools_without_unions_four_prompts_and_topic_groups(http_server):
     async def go():
         async with Client(http_server.mcp_url) as client:
             tools = (await client.list_tools()).tools

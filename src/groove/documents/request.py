@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES
-from groove.search.request import Utf8Text, argument_errors, check_glob
+from groove.search.globs import check_glob
+from groove.search.request import ArgumentModel, Utf8Text
 
 #: At most this many entries (paths or globs) in one call, and this many documents returned.
 MAX_ENTRIES = 64
@@ -38,7 +39,7 @@ def is_glob(entry: str) -> bool:
     return "*" in entry or "?" in entry
 
 
-class GetRequest(BaseModel):
+class GetRequest(ArgumentModel):
     """Several documents by path or glob, each and all together bounded in bytes."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -53,12 +54,6 @@ class GetRequest(BaseModel):
     max_total_bytes: int = Field(DEFAULT_TOTAL_BYTES, ge=1, le=MAX_TOTAL_BYTES,
                                  description="Cap on all the texts together, in UTF-8 bytes; "
                                              "documents past it are listed, not returned.")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise argument_errors(exc, GetRequest) from None
 
     @field_validator("paths", mode="before")
     @classmethod

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from groove.search.request import Flag, Utf8Text, argument_errors
+from groove.search.request import ArgumentModel, Flag, Utf8Text
 
 DEPTH_MAX = 3
 FAN_OUT_MAX = 20
@@ -40,7 +40,7 @@ def _gated(value: str, what: str) -> str:
     return check_rel_path(value, what=what)
 
 
-class GraphParams(BaseModel):
+class GraphParams(ArgumentModel):
     """The validated, normalised arguments of one graph request."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
@@ -74,12 +74,6 @@ class GraphParams(BaseModel):
         None, max_length=EXCLUDE_PATHS_MAX,
         description="Documents or folders to leave out, relative to the knowledge base.")
 
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise argument_errors(exc, GraphParams) from None
-
     @field_validator("start")
     @classmethod
     def _start_in_kb(cls, value: str) -> str:
@@ -109,7 +103,7 @@ class GraphParams(BaseModel):
         return [p for p in kept if p] or None
 
 
-class LinksParams(BaseModel):
+class LinksParams(ArgumentModel):
     """The arguments of one links request (``groove links``, the MCP ``links`` tool)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -118,12 +112,6 @@ class LinksParams(BaseModel):
                                   "base, as in search results.")
     backlinks: bool = Field(False, description="The links to the document (what links "
                                                "here) instead of the links written in it.")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise argument_errors(exc, LinksParams) from None
 
     @field_validator("path")
     @classmethod

@@ -119,7 +119,19 @@ def _override(section: type[BaseModel], key: str, description: str) -> Any:
     return Field(None, description=f"{description} (default: server setting).", **bounds)
 
 
-class SearchRequest(BaseModel):
+class ArgumentModel(BaseModel):
+    """A request model (a tool's or a command's arguments) whose every refusal is one
+    :class:`~groove.errors.InvalidArgument`, a line per argument naming what is accepted:
+    what the CLI prints and what an MCP client gets as the tool error."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+        except ValidationError as exc:
+            raise argument_errors(exc, type(self)) from None
+
+
+class SearchRequest(ArgumentModel):
     """One search call. ``None`` means "use the server's configured value"."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
@@ -190,12 +202,6 @@ class SearchRequest(BaseModel):
     explain: bool = Field(
         False, description="Add to every hit how the ranking reached it: each leg's score "
                            "and rank, the fusion, and every later stage that moved it.")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            self.__pydantic_validator__.validate_python(data, self_instance=self)
-        except ValidationError as exc:
-            raise argument_errors(exc, SearchRequest) from None
 
     def replace(self, **changes: Any) -> SearchRequest:
         """A validated copy with ``changes`` applied (the original is left alone)."""

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from groove.documents.lines import line_window, split_location
 from groove.documents.read import multi_get as read_several
@@ -36,7 +36,7 @@ from groove.graph.params import GraphParams, LinksParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
 from groove.paths import check_rel_path, doc_uri
-from groove.search.request import SearchRequest, argument_errors, field_help
+from groove.search.request import ArgumentModel, SearchRequest, field_help
 from groove.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -49,18 +49,12 @@ log = logging.getLogger("groove.server")
 ToolFn = Callable[..., Awaitable[Any]]
 
 
-class RebuildRequest(BaseModel):
+class RebuildRequest(ArgumentModel):
     """The ``rebuild_index`` arguments, as strict as every other request (``force: "yes"`` is refused)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     force: bool = Field(False, description="Re-embed every document, not only changed ones.")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise argument_errors(exc, RebuildRequest) from None
 
 
 def tool_errors(fn: ToolFn) -> ToolFn:
