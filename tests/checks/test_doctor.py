@@ -231,3 +231,26 @@ def test_every_kind_of_finding_shows_in_the_text_report():
     for kind in kinds:
         report = doctor.DoctorReport(index="x.db", findings=[doctor.Finding(kind, "broken", "fix it")])
         assert f"[FAIL] {kind}: 1 finding(s)" in report.render_text()
+
+
+@pytest.mark.slow  # loads the bundled model on onnxruntime (converted once, seconds)
+def test_doctor_loads_the_engine_the_knowledge_base_runs(kb, make_kb, tmp_path, monkeypatch):
+    """With ``embedding_engine = "onnx"`` doctor checks the onnx engine of the model, not
+    the other engine of the same model."""
+    pytest.importorskip("onnxruntime")
+    import groove.embedders as embedders
+
+    loaded = []
+    real = embedders.get_embedder
+
+    def watched(model_id, **kwargs):
+        made = real(model_id, **kwargs)
+        loaded.append(made.engine)
+        return made
+
+    monkeypatch.setattr(embedders, "get_embedder", watched)
+    cache = tmp_path / "models"
+    onnx_kb = make_kb(kb.kb_path, embedding_engine="onnx", model_cache_dir=str(cache))
+    report = run_doctor(onnx_kb)
+    assert not [f for f in report.findings if f.check == "metadata"], report.findings
+    assert loaded == ["onnx"]

