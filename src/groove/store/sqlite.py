@@ -1155,6 +1155,12 @@ class SQLiteStore(Store):
                 or time.monotonic() - self._fulltext_committed_at >= FULLTEXT_BATCH_SECONDS):
             self._commit_fulltext()
 
+    def publish_due(self) -> None:
+        with self._lock:
+            if (self._fulltext_queued and time.monotonic() - self._fulltext_committed_at
+                    >= FULLTEXT_BATCH_SECONDS):
+                self._commit_fulltext()
+
     def _commit_fulltext(self) -> None:
         with self._errors("reading the text generation"):
             stamp = self._db_stamp()
