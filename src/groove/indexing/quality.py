@@ -98,7 +98,7 @@ def _is_bare_line(line: str) -> bool:
     """True when ``line`` holds no prose: markup, HTML tags, rules, links, URLs and dates only.
 
     Tags, links, URLs and dates are blanked out in that order; each pattern is
-    tried only on a text holding the mark all its matches hold (``<``; ``](``;
+    tried only on a text holding the mark all its matches hold (``<``; ``[``;
     ``:`` or ``<``; a digit before ``-/.年月``), since a pattern that cannot match
     leaves the text as it is. Every line of every section is asked this while
     chunking, and most prose lines hold none of the marks.
@@ -106,7 +106,7 @@ def _is_bare_line(line: str) -> bool:
     if _RULE.match(line):
         return True
     rest = _HTML_TAG.sub(" ", line) if "<" in line else line
-    if "](" in rest:
+    if "[" in rest:
         rest = _MD_LINK.sub(" ", rest)
     if ":" in rest or "<" in rest:
         rest = _URL.sub(" ", rest)
