@@ -37,6 +37,9 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+#: The knowledge-base sizes run.py measures: (label, chunks, source of vectors).
+SIZES = [("1k", 1_000, "model"), ("10k", 10_000, "model"), ("50k", 50_000, "random"),
+         ("200k", 200_000, "random")]
 CACHE = HERE / ".cache"
 SRC = HERE.parent / "src" / "groove"
 sys.path.insert(0, str(HERE))

@@ -39,9 +39,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from kbcache import ensure_kb, load_bench_config  # noqa: E402
+from kbcache import (  # noqa: E402
+    SIZES,  # noqa: E402
+    ensure_kb,
+    load_bench_config,
+)
 from measure import HTTP_QUERY  # noqa: E402
-from run import SIZES, free_port, groove_cmd, wait_healthy  # noqa: E402
+from serving import free_port, groove_cmd, wait_healthy  # noqa: E402
 
 SIZES_BY_LABEL = {label: (n, source) for label, n, source in SIZES}
 

@@ -33,8 +33,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,11 +43,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from kbcache import CACHE, CachedKB, ensure_kb  # noqa: E402
+from kbcache import CACHE, SIZES, CachedKB, ensure_kb  # noqa: E402
 from measure import HTTP_QUERY  # noqa: E402
+from serving import groove_cmd  # noqa: E402
 
-SIZES = [("1k", 1_000, "model"), ("10k", 10_000, "model"), ("50k", 50_000, "random"),
-         ("200k", 200_000, "random")]
 FTS_SIZE = ("40k", 40_000, "random")
 #: The million-chunk KB (full mode only): clustered random vectors, real FTS rows.
 SCALE_SIZE = ("1m", 1_000_000, "clustered")
@@ -76,11 +73,6 @@ def child(kind: str, kb: CachedKB, *extra: str, timeout: float = 1800) -> dict[s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def groove_cmd() -> list[str]:
-    exe = shutil.which("groove")
-    return [exe] if exe else [sys.executable, "-m", "groove"]
-
-
 def cli_search(kb: CachedKB, runs: int) -> dict[str, Any]:
     """One-shot ``groove search`` wall time (process start, imports, model, query)."""
     times = []
@@ -103,30 +95,6 @@ def cli_index_noop(kb: CachedKB) -> float:
     if done.returncode != 0:
         raise RuntimeError(f"groove index failed: {done.stderr[-2000:]}")
     return round(time.perf_counter() - t0, 3)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(server: subprocess.Popen[bytes], port: int, timeout: float = 60) -> str | None:
-    """Poll ``/healthz`` until the server answers; the reason when it exits or never does."""
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            err = server.stderr.read().decode()[-1500:] if server.stderr else ""
-            return f"server exited {server.returncode}: {err}"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return None
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    return f"server not healthy within {timeout:.0f} s"
 
 
 def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:

@@ -37,6 +37,15 @@ def _prose(text: str) -> str:
     return _FENCE.sub("", text)
 
 
+_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+
+
+def _linkable(text: str) -> str:
+    """The prose without inline code spans either: a link written inside backticks is an
+    example of syntax, not a link."""
+    return _CODE_SPAN.sub("", _prose(text))
+
+
 def _slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower-case, punctuation dropped, spaces to '-'."""
     text = re.sub(r"[`*_]{2,}|`", "", heading).strip().lower()
@@ -230,7 +239,7 @@ def _markdown_files() -> list[Path]:
 @pytest.mark.parametrize("page", _markdown_files(), ids=lambda p: p.name)
 def test_relative_links_resolve(page: Path):
     broken = []
-    for target in _LINK.findall(_prose(_read(page))):
+    for target in _LINK.findall(_linkable(_read(page))):
         if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, mailto:, kb: ...
             continue
         path_part, _, anchor = target.partition("#")

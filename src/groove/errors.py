@@ -19,6 +19,10 @@ class ConfigError(GrooveError):
     """groove.toml (or a CLI override) is missing, malformed or out of range."""
 
 
+class SchemaError(GrooveError):
+    """groove-schema.toml is unreadable or asks for something validate cannot check."""
+
+
 class InvalidArgument(GrooveError):
     """A request argument is outside its accepted range (checked before any model loads)."""
 

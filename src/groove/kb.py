@@ -65,7 +65,7 @@ from groove.indexing.state import (
     missing_state,
     read_index_state,
 )
-from groove.models import DocumentRow, IndexState, SearchResponse
+from groove.models import DocumentRow, IndexState, LinkRow, SearchResponse
 from groove.parsers import check_parsers
 from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.search.request import SearchRequest
@@ -216,7 +216,7 @@ class KnowledgeBase:
         ``embed=False`` writes only the rows (searchable by full text; the
         index stays incomplete).
         """
-        from groove.checks.validate import kb_schema
+        from groove.config.schema import kb_schema
 
         kb_schema(self.kb_path)
         self.check_model(force=force)
@@ -461,8 +461,12 @@ class KnowledgeBase:
                                         ann_path=self.db_path, model_id=store.meta().model_id)
         response = run_search(store=store, embedder=embedder, config=self.config,
                               request=request, vectors=self._vectors, scorer=self._scorer)
-        response.notes = filter_notes(request, declared=store.meta().declared_fields,
-                                      documents=self._vectors.documents)
+        response.notes = [*filter_notes(request, declared=store.meta().declared_fields,
+                                        documents=self._vectors.documents), *response.notes]
+        if response.results:  # one indexed lookup for the returned documents only
+            linked = store.backlink_counts(hit.path for hit in response.results)
+            for hit in response.results:
+                hit.backlink_count = linked.get(hit.path)
         response.index = read_index_state(store, building=self.indexing,
                                           files=self._file_changes.current())
         return response
@@ -508,6 +512,15 @@ class KnowledgeBase:
         with self.reading() as store:
             row = store.get_document(rel_path)
             return None if row is None else {c.heading for c in store.document_chunks(row.id)}
+
+    def links(self, rel_path: str, *, backlinks: bool = False) -> list[LinkRow]:
+        """The links written in an indexed document, or with ``backlinks`` the links that
+        resolve to it (docs/indexing.md, "Links"); NotFound when it is not indexed."""
+        with self.reading() as store:
+            found = store.document_links(rel_path, backlinks=backlinks)
+        if found is None:
+            raise NotFound(f"{rel_path!r} is not an indexed document; list_topics shows what is")
+        return found
 
     @contextmanager
     def _reopen_if_damaged(self) -> Iterator[None]:

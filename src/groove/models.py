@@ -136,6 +136,55 @@ class Section:
     ancestry: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Link:
+    """One link as written in a document (:mod:`groove.parsers.links` finds them).
+
+    ``start``/``end`` are offsets into the text that was parsed, and
+    ``source`` is that slice (``[[api/retries#Backoff|backoff]]``). ``target``
+    is what names the document, decoded and without its anchor
+    (``api/retries``); ``anchor`` the heading or ``^block`` after ``#``;
+    ``kind`` "wikilink" or "markdown"; ``embed`` a ``!``-prefixed link.
+    """
+
+    start: int
+    end: int
+    source: str
+    kind: str
+    target: str
+    anchor: str | None = None
+    label: str | None = None
+    embed: bool = False
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """A stored link, read back with both ends (``groove links``, get_document, doctor).
+
+    ``target_path`` is the document the link resolves to (None: it points at
+    no document; ``problem`` then says "missing" or "ambiguous").
+    ``source_heading`` and ``source_line`` describe the linking chunk: its
+    heading and its first non-blank line.
+    """
+
+    source_path: str
+    source_heading: str | None
+    source_line: str
+    target: str
+    target_path: str | None
+    anchor: str | None
+    label: str | None
+    kind: str
+    embed: bool
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source_path, "source_heading": self.source_heading,
+                "line": self.source_line, "target": self.target, "path": self.target_path,
+                "heading": self.anchor, "label": self.label, "kind": self.kind,
+                "embed": self.embed, **({"problem": self.problem} if self.problem else {})}
+
+
 @dataclass
 class ParsedDocument:
     """What a parser extracted from one file, before chunking."""
@@ -152,11 +201,16 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
     #: Set by the code parsers: the file is chunked at its definitions, not its sections.
     outline: CodeOutline | None = None
+    #: The links of the sections' bodies, in document order (Markdown only); offsets are
+    #: into the body of the section they belong to.
+    links: list[Link] = field(default_factory=list)
+    #: Other names the document answers to as a link target (frontmatter ``aliases:``).
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """A unit of retrieval, ready to be embedded and stored."""
+class _ChunkText:
+    """What a chunk is, as written to the store and as read back."""
 
     chunk_index: int
     heading: str | None
@@ -167,6 +221,12 @@ class Chunk:
     #: them (groove.indexing.tokens): the vectors pass stores the count.
     token_count: int | None
     quality: float
+
+
+@dataclass(frozen=True)
+class Chunk(_ChunkText):
+    """A unit of retrieval, ready to be embedded and stored."""
+
     ancestry: tuple[str, ...] = ()
     #: Source-code chunks only (None for prose): the definition's kind and
     #: enclosing scope, and the chunk's own 1-based line range in the file.
@@ -177,8 +237,8 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class DocumentRecord:
-    """Document-level fields written to the store alongside its chunks."""
+class _DocumentFields:
+    """What a document is, as written to the store and as read back."""
 
     path: str  # relative to kb_path, POSIX separators
     sha256: str
@@ -191,6 +251,12 @@ class DocumentRecord:
     metadata: dict[str, Any]
     size: int
     mtime: float
+
+
+@dataclass(frozen=True)
+class DocumentRecord(_DocumentFields):
+    """Document-level fields written to the store alongside its chunks."""
+
     binary_format: bool = False
     #: The code parser's language id (``python``, ``rust``...); None for prose.
     language: str | None = None
@@ -202,44 +268,32 @@ class DocumentRecord:
     #: The values of the frontmatter keys the schema declares (docs/filters),
     #: each key with its strings (a list value gives several).
     fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The document's links, each with the ``chunk_index`` of the chunk holding it.
+    links: tuple[tuple[int, Link], ...] = ()
+    #: Other names it answers to as a link target (frontmatter ``aliases:``).
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class DocumentRow:
-    """A document as read back from the store."""
+class DocumentRow(_DocumentFields):
+    """A document as read back from the store (keyword construction only)."""
 
     id: int
-    path: str
-    sha256: str
-    title: str
-    category: str | None
-    topic: str | None
-    date: str | None
-    tags: tuple[str, ...]
-    tags_invalid: bool
-    metadata: dict[str, Any]
-    size: int
-    mtime: float
     binary_format: bool
     indexed_at: float
     chunk_count: int
     language: str | None = None
     chunking: str = BY_SECTIONS
+    #: Chunks still waiting for a vector (0: the document is embedded, or has no chunk).
+    pending: int = 0
 
 
 @dataclass(frozen=True)
-class ChunkRow:
-    """A stored chunk joined with the document fields search needs."""
+class ChunkRow(_ChunkText):
+    """A stored chunk joined with the document fields search needs (keyword construction)."""
 
     id: int
     doc_id: int
-    chunk_index: int
-    heading: str | None
-    level: int | None
-    context: str
-    content: str
-    token_count: int | None
-    quality: float
     path: str
     title: str
     category: str | None
@@ -321,6 +375,10 @@ class Hit:
     raw_score: float | None = None
     #: The content's length when :meth:`cap_content` cut it (None: it is whole).
     content_total_chars: int | None = None
+    #: How many other documents link to this hit's document (None: none does).
+    backlink_count: int | None = None
+    #: How the ranking reached this hit, when the request asked (search/explain.py).
+    explain: dict[str, Any] | None = None
 
     def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
         """Keep the first ``limit`` characters of an over-long content, recording its length."""
@@ -352,13 +410,16 @@ class Hit:
             out["expanded_from"] = self.expanded_from
         if self.uri is not None:
             out["uri"] = self.uri
-        for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end"):
+        for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end",
+                    "backlink_count"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
         cut = self.content_cut()
         if cut is not None:
             out["content_cut"] = cut
+        if self.explain is not None:
+            out["explain"] = self.explain
         return out
 
     def content_cut(self) -> str | None:

@@ -18,7 +18,7 @@ MISTAKES = [
     (["search", "q", "--format", "xml"], ["'json', 'text'"]),
     (["search", "q", "--limit", "many"], ["--limit", "not a valid integer"]),
     (["search", "a", "b"], ["unexpected extra argument", "usage:"]),
-    (["bogus"], ["no such command", "index, search"]),
+    (["bogus"], ["no such command", "get, graph, index, links, ls, search"]),
     (["service", "bogus"], ["no such command", "install, list"]),
     (["graph"], ["--start"]),
     (["index", "--kb-path", ".", "--quiet", "--progress"], ["--quiet", "--progress"]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from groove.checks.validate import load_schema
+from groove.config.schema import load_schema
 from groove.evaluation.golden import parse_golden
 
 

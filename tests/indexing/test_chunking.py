@@ -486,3 +486,33 @@ def test_a_wordless_piece_of_a_split_section_never_stands_alone(pieces: list[str
     assert STUB_JOINER.join(folded) == STUB_JOINER.join(pieces)  # nothing lost, order kept
     if any(not is_link_or_metadata_only(p) for p in pieces):
         assert all(not is_link_or_metadata_only(p) for p in folded)
+
+
+def test_a_list_of_wikilinks_is_a_stub_and_folds_like_markdown_links():
+    chunks = chunks_of(f"""
+        # Doc
+        ## Rules
+        {ENTRY}
+        ## Related
+        - [[rust-errors]] - [Error handling](errors.md)
+        - [[api/retries#Backoff|backoff]] — when to try again
+        - ![[diagram.png]]
+        """, fold=True)
+    assert [c.heading for c in chunks] == ["Rules"]
+    assert chunks[0].content.startswith(ENTRY) and "[[rust-errors]]" in chunks[0].content
+
+
+def test_a_wikilink_in_a_sentence_is_prose():
+    body = "Use [[tokio]] to run the async tasks of the crawler on a pool of worker threads."
+    assert not is_link_or_metadata_only(body)
+
+
+def test_links_are_placed_in_the_chunk_that_holds_them():
+    from groove.indexing.chunking import place_links
+    from groove.parsers.links import find_links
+
+    text = "see [[a]] here\n\n[b](b.md) and [[a]]"
+    links = find_links(text)
+    placed = place_links(links, ["intro", "see [[a]] here", "[b](b.md) and [[a]]"])
+    assert [(i, link.target) for i, link in placed] == [(1, "a"), (2, "b.md"), (2, "a")]
+    assert place_links(links, []) == ()

@@ -104,6 +104,51 @@ def test_words_around_markup_are_still_words(body: str) -> None:
     assert not is_link_or_metadata_only(body)
 
 
+# --- a section of links ranks below the content it points at --------------------------------
+LINKED_NOTES = {
+    "rust/index.md": """
+        # Rust
+
+        Notes on the Rust language, kept while building the crawler.
+
+        ## See also
+
+        - [[rust-errors]] - [Error handling](errors.md)
+        - [[tokio]] - [Async runtime](tokio.md)
+        - [[ownership|Ownership rules]]
+        """,
+    "rust/tokio.md": """
+        # Tokio
+
+        Tokio is the asynchronous runtime most Rust services use: it schedules tasks on a
+        pool of worker threads and drives timers and sockets from one reactor.
+        """,
+    "rust/rust-errors.md": """
+        # Error handling
+
+        Rust returns errors as values: functions give a Result, and the question-mark
+        operator passes an error up to the caller.
+        """,
+    "garden/compost.md": """
+        # Compost
+
+        Turn the heap every two weeks and keep it as damp as a wrung-out sponge.
+        """,
+}
+
+
+@pytest.mark.parametrize("query", ["rust、tokio", "tokio runtime", "rust error handling"])
+def test_a_section_of_links_does_not_outrank_the_notes_it_links(tmp_path, write_files,
+                                                                 make_kb, query) -> None:
+    from groove.search.request import SearchRequest
+
+    kb = make_kb(write_files(tmp_path / "kb", LINKED_NOTES))
+    kb.index()
+    hits = kb.search(SearchRequest(query=query, limit=5)).results
+    assert hits and hits[0].path != "rust/index.md", [(h.path, h.heading) for h in hits]
+    assert all(h.heading != "See also" for h in hits)  # never a chunk of links alone
+
+
 def _bare_line_trying_every_pattern(line: str) -> bool:
     """The bare-line rule with every pattern applied to every line (no marks looked for)."""
     from groove.indexing import quality

@@ -118,3 +118,35 @@ def test_any_python_text_parsed_for_real_is_covered(fragments, budget, cap):
     assert doc.outline is not None
     assert_covers(text, plan_pieces(text, doc.outline.definitions, budget=budget,
                                     max_pieces=cap), max_pieces=cap)
+
+
+class _NodeWithManyChildren:
+    """A syntax node standing for a minified file's program: its ``children`` list is
+    what made outlining quadratic (built once per definition), so reading it fails."""
+
+    type = "program"
+    is_named = True
+    child_count = 330_000
+
+    @property
+    def children(self):
+        raise AssertionError("children builds a list of every child: ask child(0)")
+
+    def child(self, index: int):
+        assert index == 0
+        return type("Leaf", (), {"is_named": True, "type": "expression_statement"})()
+
+    def child_by_field_name(self, name: str):
+        return None
+
+
+def test_a_scope_is_labelled_without_listing_every_child_of_its_ancestors():
+    from groove.parsers.code.outline import _scope_label
+
+    assert _scope_label(_NodeWithManyChildren()) is None
+
+
+def test_a_file_of_thousands_of_top_level_definitions_is_outlined_whole():
+    source = "".join(f"function a{i}(b){{return b*{i}}}\n" for i in range(5000))
+    names = {d.name for d in flat(outline_of("javascript", "min.js", source).definitions)}
+    assert names == {f"a{i}" for i in range(5000)}

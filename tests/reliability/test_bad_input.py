@@ -207,11 +207,17 @@ def test_mcp_path_tools_refuse_bad_paths(server, kb_root):
             continue  # the SDK cannot serialise it; see test_lone_surrogates_over_json_rpc
         calls += [("get_document", {"path": bad}), ("get_connection_graph", {"start": bad}),
                   ("get_connection_graph", {"start": "guides/setup.md", "exclude_paths": [bad]}),
-                  ("get_best_practice", {"target": bad.removesuffix(".md")})]
+                  ("get_best_practice", {"target": bad.removesuffix(".md")}),
+                  ("multi_get", {"paths": [bad, f"{bad}:2"]})]
     results = asyncio.run(_tool_then_good_search(server.mcp_url, calls))
     for (tool, args), result in zip(calls, results, strict=True):
         text = _text(result)
         _no_traceback(text)
+        if tool == "multi_get":  # refused as a request, or each entry reported, nothing read
+            answer = result.structured_content
+            assert result.is_error or (answer["documents"] == [] and len(answer["errors"]) == 2), (
+                args, text[:300])
+            continue
         lexical = tool == "get_connection_graph" and "exclude_paths" in args
         if lexical and args["exclude_paths"][0] in ("notes/link.md", "notes/hard.md"):
             continue  # an exclusion is a filter: it names nothing to read, so only the lexical gate

@@ -363,54 +363,6 @@ def test_surviving_is_the_exact_top_n_of_the_survivors(rows, n) -> None:
     assert calls[0] == 2 * n and all(b == 4 * a for a, b in pairwise(calls))
 
 
-def test_past_the_threshold_exclusions_are_looked_up_once_as_a_whole_set(monkeypatch) -> None:
-    import groove.search.candidates as candidates
-
-    held = set(range(0, 100, 3))
-    calls: list[object] = []
-
-    class Store:
-        def fulltext_matching(self, terms, among=None):
-            calls.append(None if among is None else len(among))
-            return held if among is None else held & set(among)
-
-    monkeypatch.setattr(candidates, "WHOLE_SET_AFTER", 40)
-    check = candidates.Exclusions(Store(), ["legacy"])  # type: ignore[arg-type]
-    assert check.among(range(30)) == {c for c in range(30) if c % 3 == 0}
-    assert check.among(range(30, 90)) == {c for c in range(30, 90) if c % 3 == 0}
-    assert check.among(range(100)) == held
-    assert calls == [30, None]  # per chunk first; past 40 asked, the whole set once
-
-
-def test_an_exclusion_held_by_few_chunks_is_fetched_whole_ahead_and_answers_alike(
-        monkeypatch) -> None:
-    """Looked ahead (beside the embedding), a rare exclusion is one fetch; a common one is
-    left to the per-batch questions; either way each batch gets the same answer."""
-    import groove.search.candidates as candidates
-
-    held = set(range(0, 100, 3))
-
-    class Store:
-        def __init__(self) -> None:
-            self.calls: list[object] = []
-
-        def fulltext_most_matching(self, terms):
-            return len(held) + 5  # an upper bound, as the index gives
-
-        def fulltext_matching(self, terms, among=None):
-            self.calls.append(None if among is None else len(among))
-            return held if among is None else held & set(among)
-
-    for at_most, calls in ((len(held) + 5, [None]), (len(held) + 4, [30, 60])):
-        monkeypatch.setattr(candidates, "LOOK_AHEAD_AT_MOST", at_most)
-        store = Store()
-        check = candidates.Exclusions(store, ["legacy"])  # type: ignore[arg-type]
-        check.look_ahead()
-        assert check.among(range(30)) == {c for c in range(30) if c % 3 == 0}
-        assert check.among(range(30, 90)) == {c for c in range(30, 90) if c % 3 == 0}
-        assert store.calls == calls
-
-
 def test_the_query_embedding_is_under_way_before_the_full_text_leg_starts(fixed,
                                                                           monkeypatch) -> None:
     """The embedding is what a search waits for; the full-text leg runs on the calling

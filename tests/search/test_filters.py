@@ -207,32 +207,6 @@ def test_brace_globs_match_as_in_grooveseek():
     assert not f._path_passes("docs/c/z.md") and not f._path_passes("docs/b/private/p.md")
 
 
-def test_a_brace_glob_expanding_too_far_is_refused():
-    import pytest
-
-    from groove.errors import InvalidArgument
-    from groove.search.filters import expand_braces
-
-    with pytest.raises(InvalidArgument, match="expands to more than 256"):
-        expand_braces("{a,b,c,d}/{a,b,c,d}/{a,b,c,d}/{a,b,c,d}/{a,b,c,d}")
-
-
-def test_brace_expansion_property():
-    from hypothesis import given
-    from hypothesis import strategies as st
-
-    from groove.search.filters import expand_braces
-
-    word = st.text("abc/*", min_size=0, max_size=3)
-
-    @given(st.lists(word, min_size=2, max_size=4), word, word)
-    def check(alternatives, before, after):
-        pattern = before + "{" + ",".join(alternatives) + "}" + after
-        assert expand_braces(pattern) == [before + a + after for a in alternatives]
-
-    check()
-
-
 def test_a_brace_glob_filters_a_real_search(make_kb, tmp_path, write_files):
     kb = make_kb(write_files(tmp_path / "kb", {
         "docs/a/one.md": "# One\n\nwidget alpha\n", "docs/b/two.md": "# Two\n\nwidget beta\n",

@@ -306,3 +306,46 @@ def test_pending_vectors_score_like_their_full_text_and_change_nothing_else(
     for rank, (chunk_id, _) in enumerate(fts):  # a pending one: its full-text score, twice
         expected = (lex[chunk_id] if method == "convex" else 2.0 / (60.0 + rank + 1))
         assert during[chunk_id] == pytest.approx(expected)
+
+
+def _reference_rrf(vector, fts, rrf_k, imputed, vectorless):
+    """The RRF sum as written before explain split it into shares: leg by leg, then the
+    imputed and vectorless stand-ins added to the total."""
+    fused: dict[int, float] = {}
+    for leg in (vector, fts):
+        for rank, (chunk_id, _s) in enumerate(leg):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (rrf_k + rank + 1)
+    in_fts = {c for c, _ in fts}
+    for rank, (chunk_id, _s) in enumerate(vector):
+        if chunk_id in imputed:
+            fused[chunk_id] += (chunk_id not in in_fts) / (rrf_k + rank + 1)
+    in_vector = {c for c, _ in vector}
+    for rank, (chunk_id, _s) in enumerate(fts):
+        if chunk_id in vectorless and chunk_id not in in_vector:
+            fused[chunk_id] += 1.0 / (rrf_k + rank + 1)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+_LEG_IDS = st.lists(st.integers(0, 40), unique=True, max_size=25)
+
+
+@given(_LEG_IDS, _LEG_IDS, st.sets(st.integers(0, 40)), st.sets(st.integers(0, 40)),
+       st.sampled_from(["rrf", "convex"]), st.floats(0, 1), st.floats(1, 100))
+def test_the_shares_explain_shows_add_up_to_the_fused_score_exactly(
+        vec_ids, fts_ids, foreign, pending, method, weight, rrf_k):
+    """explain's vector_part + fulltext_part is the score fuse() ranks by, bit for bit, and
+    RRF ranks exactly as its leg-by-leg sum did (the ranking did not move)."""
+    from groove.search.fusion import fuse, fusion_parts
+
+    rng = random.Random(len(vec_ids) * 41 + len(fts_ids))
+    vector = sorted(((c, rng.uniform(0.2, 0.9)) for c in vec_ids), key=lambda x: -x[1])
+    fts = sorted(((c, -rng.uniform(0.1, 9.0)) for c in fts_ids), key=lambda x: x[1])
+    foreign = {c for c in foreign if c not in set(fts_ids)}
+    vectorless = {c for c in pending if c not in set(vec_ids)}
+    args = dict(method=method, rrf_k=rrf_k, vector_weight=weight, foreign=foreign,
+                imputation=0.5, vectorless=vectorless)
+    ranked = fuse(vector, fts, **args)
+    parts = fusion_parts(vector, fts, **args)
+    assert {c: v + f for c, (v, f) in parts.items()} == dict(ranked)
+    if method == "rrf":
+        assert ranked == _reference_rrf(vector, fts, rrf_k, foreign, vectorless)

@@ -44,7 +44,7 @@ def no_union(schema: Any) -> bool:
 
 # --- listing and calling everything ------------------------------------------------------------
 
-def test_lists_six_tools_without_unions_four_prompts_and_topic_groups(http_server):
+def test_lists_seven_tools_without_unions_four_prompts_and_topic_groups(http_server):
     async def go():
         async with Client(http_server.mcp_url) as client:
             tools = (await client.list_tools()).tools
@@ -54,8 +54,9 @@ def test_lists_six_tools_without_unions_four_prompts_and_topic_groups(http_serve
         return tools, prompts, resources, templates
 
     tools, prompts, resources, templates = run(go())
-    assert {t.name for t in tools} == {"search", "get_document", "list_topics",
-                                      "get_connection_graph", "get_best_practice", "rebuild_index"}
+    assert {t.name for t in tools} == {"search", "get_document", "multi_get", "list_topics",
+                                      "get_connection_graph", "get_best_practice", "rebuild_index",
+                                      "links"}
     assert all(no_union(t.input_schema) for t in tools)
     search = next(t for t in tools if t.name == "search").input_schema["properties"]
     assert set(search) == {"query", "limit", "category", "topic", "rerank", "min_quality",
@@ -63,7 +64,8 @@ def test_lists_six_tools_without_unions_four_prompts_and_topic_groups(http_serve
                            "date_to", "min_confidence_ratio", "mmr", "mmr_lambda",
                            "mmr_same_doc_penalty", "parent_retriever", "fusion",
                            "fusion_vector_weight", "max_chunks_per_document", "all_language_spans",
-                           "fields", "fields_not", "languages", "symbol_kind"}
+                           "fields", "fields_not", "languages", "symbol_kind", "min_score",
+                           "explain"}
     graph = next(t for t in tools if t.name == "get_connection_graph").input_schema["properties"]
     assert graph["depth"]["maximum"] == 3 and graph["fan_out"]["maximum"] == 20
     assert set(graph["seed_strategy"]["enum"]) == {"all_chunks", "all-chunks", "centroid"}

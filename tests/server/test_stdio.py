@@ -61,7 +61,7 @@ def test_every_tool_prompt_and_resource_over_stdio(server_kb):
         return out
 
     out = asyncio.run(go())
-    assert len(out["tools"]) == 6 and len(out["prompts"]) == 4
+    assert len(out["tools"]) == 7 and len(out["prompts"]) == 4
     assert "kb://topic/guides/rust" in out["resources"]
     for name, result in out["calls"].items():
         assert not result.is_error, (name, text_of(result))

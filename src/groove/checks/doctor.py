@@ -22,7 +22,10 @@ The families of checks, each finding naming its fix:
 * **fields** — declared frontmatter fields pending (never recorded) or stale
   (the schema on disk declares another set than the index holds);
 * **frontmatter** — documents indexed without a frontmatter block that does
-  not parse (tagged ``frontmatter:unparsed``).
+  not parse (tagged ``frontmatter:unparsed``);
+* **links** — links that point at no document (missing or ambiguous, with
+  examples; a link to a file no enabled parser reads, such as an image, is
+  not counted), and an index whose links are still to be read.
 
 Doctor only reads. It never writes to the index, never downloads a model and
 never touches a file. "Could not run" (no index, not a groove index) is an
@@ -55,7 +58,9 @@ log = logging.getLogger("groove.checks.doctor")
 FIX_INDEX = "groove index"
 FIX_FORCE = "groove index --force"
 CHECKS = ("integrity", "full-text", "build", "servability", "metadata", "chunking", "fields",
-          "frontmatter", "grooveseek")
+          "frontmatter", "links", "grooveseek")
+#: Unresolved links named in the finding's message.
+LINK_EXAMPLES = 5
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,7 @@ def run_doctor(kb: KnowledgeBase) -> DoctorReport:
             report.findings += _chunking(kb, store, report.facts)
             report.findings += _declared_fields(kb, store, report.facts)
             report.findings += _unparsed_frontmatter(store, report.facts)
+            report.findings += _links(kb, store, report.facts)
             report.findings += _grooveseek_leftovers(kb)
     except CorruptIndexError as exc:
         report.findings.append(Finding("integrity", str(exc), FIX_FORCE))
@@ -311,6 +317,36 @@ def _unparsed_frontmatter(store: Store, facts: dict[str, Any]) -> list[Finding]:
                     f"{FIX_INDEX}", path) for path in paths]
 
 
+# --- links -----------------------------------------------------------------------
+def _links(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Finding]:
+    """Links that point at no document (never guessed at indexing: docs/indexing.md,
+    "Links"), and an index whose links the next run still has to read."""
+    from groove.parsers import get_parser_for
+
+    if store.links_pending():
+        return [Finding("links", "the index was built before groove stored links: no link or "
+                        "backlink is known yet", f"{FIX_INDEX} (reads them without re-embedding)")]
+    enabled = kb.config.parsers.enabled
+
+    def attachment(target: str) -> bool:  # an image or other file no parser reads
+        suffix = PurePosixPath(target).suffix
+        return (suffix[1:].isalnum() and suffix.lower() not in (".md", ".markdown")
+                and get_parser_for("x" + suffix.lower(), enabled) is None)
+
+    broken = [link for link in store.unresolved_links() if not attachment(link.target)]
+    facts["links_unresolved"] = len(broken)
+    if not broken:
+        return []
+    examples = "; ".join(
+        f"{link.source_path}: {link.target!r} ({link.problem or 'missing'})"
+        for link in broken[:LINK_EXAMPLES])
+    more = f"; and {len(broken) - LINK_EXAMPLES} more" if len(broken) > LINK_EXAMPLES else ""
+    return [Finding("links", f"{len(broken)} link(s) point at no document: {examples}{more} "
+                    "(`groove links PATH` lists a document's links)",
+                    "create the missing notes or correct the links (an ambiguous one names "
+                    f"its folder: [[folder/name]]), then {FIX_INDEX}")]
+
+
 # --- declared fields -------------------------------------------------------------
 def _declared_fields(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Finding]:
     """Whether the field rows answer for the schema on disk (docs/search.md 'Fields').
@@ -320,7 +356,7 @@ def _declared_fields(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> 
     differs from the one the schema on disk declares. Both are what the next
     ``groove index`` fixes; it reads the same ``declared_field_names``.
     """
-    from groove.checks.validate import declared_field_names, kb_schema
+    from groove.config.schema import declared_field_names, kb_schema
 
     recorded = store.meta().declared_fields
     facts["declared_fields"] = None if recorded is None else list(recorded)

@@ -19,9 +19,12 @@ MODULES = {
     "eval": "eval_cmd",
     "tune": "tune_cmd",
     "graph": "graph_cmd",
+    "links": "links_cmd",
     "doctor": "doctor_cmd",
     "validate": "validate_cmd",
     "service": "service_cmd",
+    "get": "get_cmd",
+    "ls": "ls_cmd",
 }
 
 

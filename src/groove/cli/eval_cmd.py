@@ -8,21 +8,12 @@ from pathlib import Path
 import click
 
 from groove.cli import cli
-from groove.cli.options import (
-    depth_options,
-    eval_overrides,
-    format_option,
-    golden_option,
-    kb_options,
-    no_color_option,
-    search_options,
-)
+from groove.cli.options import golden_run_options
 from groove.kb import KnowledgeBase
 from groove.search.request import SearchRequest
 
 
 @cli.command("eval")
-@golden_option
 @click.option("--unanswerable", type=click.Path(path_type=Path), default=None,
               help="YAML of questions the KB does not answer (`queries:` list); reports the share "
                    "flagged low_confidence.")
@@ -31,11 +22,7 @@ from groove.search.request import SearchRequest
 @click.option("--no-history", is_flag=True, help="Compare with the history but do not record this run.")
 @click.option("--no-diff", is_flag=True,
               help="Do not compare with the previous run (no arrows; --fail-on-regression never fires).")
-@depth_options
-@no_color_option
-@format_option("text", "json", default="text")
-@kb_options(overrides=eval_overrides, model=True)
-@search_options(omit=("limit",))  # --limit here is the search depth (depth_options)
+@golden_run_options
 def eval_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
                  unanswerable: Path | None, fail_on_regression: bool, no_history: bool,
                  no_diff: bool, depth: int | None, no_color: bool, fmt: str) -> None:

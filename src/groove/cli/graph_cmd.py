@@ -33,7 +33,13 @@ def graph_options(func: Any) -> Any:
 @format_option("json", "text", "dot", "svg", default="json")
 @kb_options(model=True)
 def graph_command(kb: KnowledgeBase, fmt: str, **arguments: Any) -> None:
-    """Documents connected to --start by embedding similarity (needs an index)."""
+    """Documents connected to --start by the links the notes write and by embedding
+    similarity (needs an index).
+
+    \b
+    Example:
+      groove graph --start Home.md --edges links --depth 3 --fan-out 20 --format svg > links.svg
+    """
     from groove.graph import connection_graph, render_dot, render_svg, render_text
 
     given = {name: value for name, value in arguments.items() if value not in (None, ())}

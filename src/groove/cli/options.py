@@ -201,6 +201,18 @@ def no_color_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="No colour or other terminal styling in text output.")(func)
 
 
+def golden_run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """What ``eval`` and ``tune`` share: the golden file, the depth and cut-offs, text or
+    JSON, the knowledge base (with ``--reranker``/``--k`` as config overrides) and every
+    search option but ``--limit`` (there it is the depth) and ``--explain``."""
+    for option in (search_options(omit=("limit", "explain")),
+                   kb_options(overrides=eval_overrides, model=True),
+                   format_option("text", "json", default="text"), no_color_option, depth_options,
+                   golden_option):
+        func = option(func)
+    return func
+
+
 def eval_overrides(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Config overrides of ``eval``/``tune``: ``--reranker`` and ``--k``."""
     out = search_overrides(kwargs)

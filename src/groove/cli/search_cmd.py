@@ -1,4 +1,4 @@
-"""``groove search``: one query, JSON (default) or LLM-friendly text blocks."""
+"""``groove search``: one query, JSON (default), LLM-friendly text blocks, Markdown, CSV or paths."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import sys
 import click
 
 from groove.cli import cli
+from groove.cli.formats import explain_lines, mark_spans
 from groove.cli.options import format_option, kb_options, search_options, search_overrides
 from groove.cli.progress import make_reporter
+from groove.cli.usage import fail
 from groove.kb import KnowledgeBase
 from groove.models import SearchResponse
 from groove.search.request import SearchRequest
@@ -42,31 +44,23 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
         symbol = "" if hit.line_start is None else "symbol: " + " ".join(
             part for part in (hit.symbol_kind, hit.heading, f"in {hit.scope}" if hit.scope else "",
                               f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"
+        explain = "" if hit.explain is None else "".join(
+            f"explain: {line}\n" for line in explain_lines(hit.explain))
         blocks.append(
             f"path: {hit.location()}\nheading: {hit.heading or ''}\n{symbol}"
-            f"score: {hit.score:.4f}\n\n{content}"
+            f"score: {hit.score:.4f}\n{explain}\n{content}"
         )
     return "\n---\n".join(blocks)
 
 
 def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
     """``content`` with each (UTF-8 byte) span wrapped in MARK_ON/MARK_OFF."""
-    if not spans:
-        return content
-    data = content.encode("utf-8")
-    out: list[bytes] = []
-    at = 0
-    for span in spans:
-        out += [data[at:span["start"]], MARK_ON.encode(), data[span["start"]:span["end"]],
-                MARK_OFF.encode()]
-        at = span["end"]
-    out.append(data[at:])
-    return b"".join(out).decode("utf-8")
+    return mark_spans(content, spans, MARK_ON, MARK_OFF)
 
 
 @cli.command("search")
 @click.argument("query")
-@format_option("json", "text", default="json")
+@format_option("json", "text", "md", "csv", "files", default="json")
 @kb_options(overrides=search_overrides, model=True)
 @search_options
 def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
@@ -76,10 +70,16 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     on stderr); embedding is left to `groove index` (or `groove serve`). On an
     incomplete index, or while another process builds it, the answer comes
     from what is indexed so far, with a note on stderr naming `groove index`
-    (docs/index-lifecycle.md).
+    (docs/index-lifecycle.md). --format md is a Markdown list with path:line
+    links, csv one row per hit, files the paths alone (for shell pipelines).
+
+    Example: groove search --kb-path ~/notes "spawn async tasks" --format md --explain
     """
     from groove.search.request import validate_request
 
+    if fmt == "files" and base_request.explain:
+        fail("--explain: --format files prints paths only, so there is nothing to show it "
+             "in; accepted: --format json, text, md or csv")
     request = validate_request(base_request.replace(query=query))
     terminal = fmt == "text" and sys.stdout.isatty()
     if terminal and request.all_language_spans is None:
@@ -96,9 +96,27 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
         click.echo(f"note: {filter_note}", err=True)
     if fmt == "json":
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
+    elif fmt in ("md", "csv", "files"):
+        _low_confidence_note(response)
+        click.echo(_render(kb, response, fmt, query), nl=False)
     else:
-        if response.low_confidence:
-            why = response.low_confidence_note or "weak evidence"
-            click.echo(f"note: low confidence: {why}; the knowledge base may not answer it",
-                       err=True)
+        _low_confidence_note(response)
         click.echo(render_text(response, highlight=terminal))
+
+
+def _low_confidence_note(response: SearchResponse) -> None:
+    if response.low_confidence:
+        why = response.low_confidence_note or "weak evidence"
+        click.echo(f"note: low confidence: {why}; the knowledge base may not answer it",
+                   err=True)
+
+
+def _render(kb: KnowledgeBase, response: SearchResponse, fmt: str, query: str) -> str:
+    """``md``, ``csv`` or ``files`` (cli/formats.py); the first two find each hit's line."""
+    from groove.cli.formats import render_csv, render_files, render_md
+    from groove.documents.locate import hit_lines
+
+    if fmt == "files":
+        return render_files(response)
+    lines = hit_lines(kb, response.results)
+    return render_md(response, query, lines) if fmt == "md" else render_csv(response, lines)

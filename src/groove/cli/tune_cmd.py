@@ -8,26 +8,13 @@ from pathlib import Path
 import click
 
 from groove.cli import cli
-from groove.cli.options import (
-    depth_options,
-    eval_overrides,
-    format_option,
-    golden_option,
-    kb_options,
-    no_color_option,
-    search_options,
-)
+from groove.cli.options import golden_run_options
 from groove.kb import KnowledgeBase
 from groove.search.request import SearchRequest
 
 
 @cli.command("tune")
-@golden_option
-@depth_options
-@no_color_option
-@format_option("text", "json", default="text")
-@kb_options(overrides=eval_overrides, model=True)
-@search_options(omit=("limit",))  # --limit here is the search depth (depth_options)
+@golden_run_options
 def tune_command(kb: KnowledgeBase, base_request: SearchRequest, golden: Path | None,
                  depth: int | None, no_color: bool, fmt: str) -> None:
     """Sweep rrf_k and the bm25 weights with nested leave-one-query-out cross-validation.

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from groove.errors import ConfigError
+
 
 def _is_file(path: Path) -> bool:
     try:
@@ -32,3 +34,13 @@ def _get(data: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
             return None
         data = data[key]
     return data
+
+def _check_kb_dir(kb: Path, origin: str) -> None:
+    if not _exists(kb):
+        raise ConfigError(f"{origin}: kb_path {kb} does not exist; accepted: an existing folder")
+    try:
+        is_dir = kb.is_dir()
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        raise ConfigError(f"{origin}: kb_path {kb} is not a folder; accepted: an existing folder")

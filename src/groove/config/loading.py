@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from groove.config._util import _absolute, _exists, _get, _is_file
+from groove.config._util import _absolute, _check_kb_dir, _exists, _get, _is_file
 from groove.config.compat import upgrade_settings
 from groove.config.messages import _show, _validate
 from groove.config.model import _PATH_KEYS, CONFIG_FILENAME, MAX_GIT_PARENTS, Config, _Settings
-from groove.config.trust import _apply_trust, _check_kb_dir
+from groove.config.trust import _apply_trust
 from groove.errors import ConfigError
 
 #: A path as a caller may give it: a string or a path object.

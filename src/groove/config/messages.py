@@ -18,7 +18,6 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from groove.config.model import _Settings
 from groove.errors import ConfigError
 
 
@@ -103,7 +102,7 @@ def _describe(err: Mapping[str, Any], where: str, root: type[BaseModel]) -> str:
     return f"{where}: {key} = {_show(err.get('input'))} is refused ({problem}); accepted: {accepted}"
 
 
-def _validate(model: type[_Settings], data: Mapping[str, Any], where: str) -> Any:
+def _validate(model: type[BaseModel], data: Mapping[str, Any], where: str) -> Any:
     """Validate ``data`` as ``model``; every problem becomes one line of a ConfigError."""
     try:
         return model.model_validate(data)

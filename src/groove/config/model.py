@@ -551,9 +551,8 @@ class Config(_Settings):
     @classmethod
     def defaults_for(cls, kb_path: Path | str, *, db_path: Path | str | None = None) -> Config:
         """Built-in defaults for ``kb_path`` (resolved; must be an existing folder)."""
-        from groove.config._util import _absolute
+        from groove.config._util import _absolute, _check_kb_dir
         from groove.config.messages import _validate
-        from groove.config.trust import _check_kb_dir
 
         kb = _absolute(Path(kb_path), Path.cwd())
         _check_kb_dir(kb, "kb_path")

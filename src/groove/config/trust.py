@@ -18,10 +18,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from groove.config._util import _exists, _get
+from groove.config._util import _get
 from groove.config.bind import BindAddress
 from groove.config.model import _Settings
-from groove.errors import ConfigError
 
 log = logging.getLogger("groove.config")
 
@@ -109,16 +108,3 @@ def _announce_parsers(raw: dict[str, Any], validated: _Settings, source: Path) -
                 "folder; GrooveSeek ignores the key in an untrusted file); pass --config to "
                 "trust the file, or remove the key to read Markdown only",
                 source, ", ".join(enabled))
-
-
-def _check_kb_dir(kb: Path, origin: str) -> None:
-    if not _exists(kb):
-        raise ConfigError(f"{origin}: kb_path {kb} does not exist; accepted: an existing folder")
-    try:
-        is_dir = kb.is_dir()
-    except OSError:
-        is_dir = False
-    if not is_dir:
-        raise ConfigError(f"{origin}: kb_path {kb} is not a folder; accepted: an existing folder")
-
-

@@ -27,7 +27,8 @@ from groove.errors import GrooveError, ModelLoadError
 from groove.registry import Registry
 
 if TYPE_CHECKING:
-    from groove.config.model import EmbedderConfig
+    from pydantic import BaseModel
+
     from groove.embedders.base import Embedder, EmbedderFactory
 
 DEFAULT_MODEL_ID = "multilingual-e5-small"
@@ -76,7 +77,7 @@ def resolve_engine(model_id: str, engine: str = DEFAULT_ENGINE) -> str | None:
 
 
 def get_embedder(model_id: str, *, cache_dir: Path | None = None,
-                 settings: EmbedderConfig | None = None, engine: str = DEFAULT_ENGINE) -> Embedder:
+                 settings: BaseModel | None = None, engine: str = DEFAULT_ENGINE) -> Embedder:
     """The embedder for ``model_id``, created once per process (per cache dir if it downloads,
     per ``[embedder]`` settings if it is remote, per engine for the default model).
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from groove.errors import GrooveError, InvalidArgument
-from groove.search.query import check_searchable
+from groove.search.exclusions import check_searchable
 from groove.store.files import read_bytes
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ from groove.store.files import read_bytes, replace_atomically
 
 if TYPE_CHECKING:
     from groove.config import Config
-    from groove.evaluation.report import EvalReport
 
 log = logging.getLogger("groove.evaluation")
 
@@ -135,17 +134,6 @@ def previous_compatible_run(runs: list[dict[str, Any]], fp_hash: str) -> dict[st
         if run.get("fingerprint_hash") == fp_hash:
             return run
     return None
-
-
-def _history_entry(report: EvalReport) -> dict[str, Any]:
-    return {
-        "timestamp": report.timestamp,
-        "metrics": report.metrics,
-        "fingerprint": report.fingerprint,
-        "fingerprint_hash": report.fingerprint_hash,
-        "corpus_digest": report.corpus_digest,
-        "queries": len(report.queries),
-    }
 
 
 def _now_iso() -> str:

@@ -93,6 +93,17 @@ class EvalReport:
             "queries": [q.to_json() for q in self.queries],
         }
 
+    def history_entry(self) -> dict[str, Any]:
+        """What ``.groove-eval-history.json`` keeps of this run (evaluation/history.py)."""
+        return {
+            "timestamp": self.timestamp,
+            "metrics": self.metrics,
+            "fingerprint": self.fingerprint,
+            "fingerprint_hash": self.fingerprint_hash,
+            "corpus_digest": self.corpus_digest,
+            "queries": len(self.queries),
+        }
+
     def render_text(self, *, markup: bool = False, details: bool = True) -> str:
         """Plain text for stdout; warnings are not repeated here (they went to stderr).
 

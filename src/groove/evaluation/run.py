@@ -21,7 +21,6 @@ from groove.evaluation.golden import (
 )
 from groove.evaluation.history import (
     HISTORY_FILENAME,
-    _history_entry,
     _now_iso,
     build_fingerprint,
     compare_metrics,
@@ -98,7 +97,7 @@ def run_eval(
         report.previous = {k: previous.get(k) for k in ("timestamp", "metrics", "corpus_digest")}
         report.marks, report.regressed = compare_metrics(metrics, previous["metrics"], threshold)
     if record_history:
-        history.append(_history_entry(report))
+        history.append(report.history_entry())
         save_history(history_path, history, int(eval_cfg.history_size))
     return report
 

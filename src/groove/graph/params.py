@@ -60,6 +60,10 @@ class GraphParams(BaseModel):
                                   "their centroid.")
     max_seed_chunks: int = Field(32, ge=MAX_SEED_CHUNKS_RANGE[0], le=MAX_SEED_CHUNKS_RANGE[1],
                                  description="Start-document chunks used as seeds.")
+    edges: Literal["links", "similarity", "both"] = Field(
+        "both", description="Which connections to follow: the links the notes write "
+                            "(wikilinks and Markdown links, both directions), embedding "
+                            "similarity, or both (links first).")
     max_nodes: int = Field(100, ge=MAX_NODES_RANGE[0], le=MAX_NODES_RANGE[1],
                            description="Node budget.")
     dedup_by_path: bool = Field(False, description="One node per document (the start document "
@@ -103,6 +107,28 @@ class GraphParams(BaseModel):
             return None
         kept = [_gated(v, "exclude_paths entry").rstrip("/") for v in values]
         return [p for p in kept if p] or None
+
+
+class LinksParams(BaseModel):
+    """The arguments of one links request (``groove links``, the MCP ``links`` tool)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    path: str = Field(description="Path of the indexed document, relative to the knowledge "
+                                  "base, as in search results.")
+    backlinks: bool = Field(False, description="The links to the document (what links "
+                                               "here) instead of the links written in it.")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise argument_errors(exc, LinksParams) from None
+
+    @field_validator("path")
+    @classmethod
+    def _path_in_kb(cls, value: str) -> str:
+        return _gated(value, "path")
 
 
 def validate_graph_args(**arguments: Any) -> GraphParams:

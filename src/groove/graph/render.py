@@ -10,6 +10,20 @@ from xml.sax.saxutils import escape as _xml_escape
 
 
 # --- rendering ----------------------------------------------------------------------
+def graph_edges(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """The graph's typed edges; a graph without ``edges`` (from before they were listed)
+    has one similarity edge per node with a parent."""
+    if "edges" in graph:
+        return list(graph["edges"])
+    return [{"source": n["parent_id"], "target": n["id"], "type": "similarity",
+             "score": n["score"]} for n in graph["nodes"] if n["parent_id"] is not None]
+
+
+def _score_text(node: dict[str, Any]) -> str:
+    """A similarity node's score; a node reached by a link has none (``link``)."""
+    return "link" if node.get("score") is None else f"{node['score']:.3f}"
+
+
 def _truncation_note(graph: dict[str, Any]) -> str | None:
     items = graph.get("truncation") or []
     if not graph.get("truncated") or not items:
@@ -34,13 +48,18 @@ def render_text(graph: dict[str, Any]) -> str:
         lines = [
             f"path: {node['path']}",
             f"heading: {node['heading'] if node['heading'] is not None else '(none)'}",
-            f"score: {node['score']:.3f}  depth: {node['depth']}  id: {node['id']}"
+            f"score: {_score_text(node)}  depth: {node['depth']}  id: {node['id']}"
             f"  parent: {node['parent_id'] or '-'}",
         ]
         if node.get("snippet"):
             lines.append("")
             lines.append(node["snippet"])
         blocks.append("\n".join(lines))
+    links = [e for e in graph_edges(graph) if e["type"] == "link"]
+    if links:
+        blocks.append("links:\n" + "\n".join(
+            f"  {e['source'].removeprefix('doc:')} -> {e['target'].removeprefix('doc:')}"
+            + (f" ({e['links']} links)" if e.get("links", 1) > 1 else "") for e in links))
     return "\n---\n".join(blocks) + "\n"
 
 
@@ -61,8 +80,14 @@ def _node_label(node: dict[str, Any], width: int = 40) -> tuple[str, str]:
     return _clip(node["path"], width), _clip(node["heading"] or "(document)", width)
 
 
+#: How each edge type is drawn: a link solid, blue and bold; similarity dashed and grey.
+EDGE_STYLES: dict[str, tuple[str, str | None, int]] = {
+    "link": ("#1d4ed8", None, 2), "similarity": ("#888888", "5,4", 1)}  # colour, dash, width
+
+
 def render_dot(graph: dict[str, Any]) -> str:
-    """Graphviz source: left-to-right, nodes filled by depth, edges labelled with similarity."""
+    """Graphviz source: left-to-right, nodes filled by depth; a link edge bold and blue
+    (labelled "link"), a similarity edge dashed and labelled with its score."""
     lines = ["digraph groove {", "  rankdir=LR;",
              '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=9];']
@@ -75,14 +100,23 @@ def render_dot(graph: dict[str, Any]) -> str:
             f"  {_dot_quote(node['id'])} [label={_dot_quote(path + chr(10) + heading)}, "
             f"fillcolor={_dot_quote(_colour(node['depth']))}, tooltip={_dot_quote(node.get('snippet') or '')}];"
         )
-    for node in graph["nodes"]:
-        if node["parent_id"] is not None:
-            score = _dot_quote(format(node["score"], ".2f"))
-            lines.append(
-                f"  {_dot_quote(node['parent_id'])} -> {_dot_quote(node['id'])} [label={score}];"
-            )
+    for edge in graph_edges(graph):
+        ends = f"  {_dot_quote(edge['source'])} -> {_dot_quote(edge['target'])}"
+        if edge["type"] == "link":
+            label = "link" if edge.get("links", 1) == 1 else f"{edge['links']} links"
+            lines.append(f'{ends} [label={_dot_quote(label)}, color="#1d4ed8", penwidth=2, '
+                         'style=solid];')
+        else:
+            score = _dot_quote(format(edge["score"], ".2f"))
+            lines.append(f'{ends} [label={score}, color="#888888", style=dashed];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _edge_style(kind: str) -> str:
+    colour, dashes, width = EDGE_STYLES.get(kind, EDGE_STYLES["similarity"])
+    dash = f' stroke-dasharray="{dashes}"' if dashes else ""
+    return f' stroke="{colour}" stroke-width="{width}"{dash}'
 
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -158,23 +192,35 @@ def render_svg(graph: dict[str, Any]) -> str:
         first = next((pos[n["id"]] for n in nodes if n["depth"] == d), None)
         if first is not None:
             out.append(f'<text x="{first[0]}" y="{_TOP - 6}" fill="#555555">depth {d}</text>')
+    edges = graph_edges(graph)
     out.append(f'<g class="legend" transform="translate({_MARGIN},{legend_y})">')
     for d in range(max_depth + 1):
         label = "start document" if d == 0 else f"depth {d}"
         out.append(f'<rect x="{d * 130}" y="0" width="14" height="14" fill="{_colour(d)}" '
                    f'stroke="#444444"/><text x="{d * 130 + 20}" y="11">{_esc(label)}</text>')
+    x = (max_depth + 1) * 130
+    kinds = {e["type"] for e in edges}
+    for kind in sorted(kinds) if "link" in kinds else ():  # similarity alone needs no key
+        out.append(f'<line x1="{x}" y1="7" x2="{x + 24}" y2="7"{_edge_style(kind)}/>'
+                   f'<text x="{x + 30}" y="11">{_esc(kind)}</text>')
+        x += 110
     out.append("</g>")
-    out.append('<g class="edges" stroke="#888888" fill="none">')
-    for node in nodes:
-        parent = node["parent_id"]
-        if parent is None or parent not in pos:
+    out.append('<g class="edges" fill="none">')
+    for edge in edges:
+        if edge["source"] not in pos or edge["target"] not in pos:
             continue
-        (px, py), (cx, cy) = pos[parent], pos[node["id"]]
+        (px, py), (cx, cy) = pos[edge["source"]], pos[edge["target"]]
         x1, y1, x2, y2 = px + _BOX_W, py + _BOX_H / 2, cx, cy + _BOX_H / 2
-        out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/>')
+        if cx <= px:  # back to an earlier column, or within one: leave from the left side
+            x1 = px
+            x2 = cx + (_BOX_W if cx < px else 0)
+        label = (f'{edge["score"]:.2f}' if edge["type"] == "similarity"
+                 else ("link" if edge.get("links", 1) == 1 else f'{edge["links"]} links'))
+        out.append(f'<line class="edge-{_esc(edge["type"])}" x1="{x1}" y1="{y1}" x2="{x2}" '
+                   f'y2="{y2}"{_edge_style(edge["type"])}/>')
         out.append(
             f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 3:.1f}" stroke="none" '
-            f'fill="#333333" font-size="10" text-anchor="middle">{node["score"]:.2f}</text>'
+            f'fill="#333333" font-size="10" text-anchor="middle">{_esc(label)}</text>'
         )
     out.append("</g>")
     for node in nodes:

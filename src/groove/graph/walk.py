@@ -252,7 +252,10 @@ def connection_graph(kb: KnowledgeBase, params: GraphParams | None = None,
     """The connection graph around ``start`` as a JSON-ready dict (docs/graph.md).
 
     Pass a :class:`GraphParams` or its fields as keyword arguments (checked
-    before the index is touched).
+    before the index is touched). ``edges`` chooses what connects two notes:
+    the links they write (:func:`_link_walk`, taken first), embedding
+    similarity (the breadth-first walk below), or both; every edge is listed
+    in ``edges`` with its ``type``.
     """
     params = params if params is not None else GraphParams(**arguments)
     with kb.reading() as store:
@@ -262,12 +265,124 @@ def connection_graph(kb: KnowledgeBase, params: GraphParams | None = None,
                 f"start {params.start!r} is not an indexed document; "
                 "give a path relative to the knowledge base as `groove search` shows it"
             )
-        snap = _snapshot(store)
-        floor = _quality_floor(kb.config)
-        seeds = _seed_rows(snap, store, doc.id, floor)
-        eligible = _eligible_mask(snap, params, doc.id, floor)
-        graph = _walk(snap, params, doc, seeds, eligible)
+        linked = (_link_walk(store, params, doc, required=params.edges == "links")
+                  if params.edges != "similarity" else _LinkWalk([], [], False))
+        if params.edges == "links":
+            graph = _graph(params, doc, linked.nodes, seeds_used=0, knn_queries=0,
+                           truncation=[])
+        else:
+            snap = _snapshot(store)
+            floor = _quality_floor(kb.config)
+            seeds = _seed_rows(snap, store, doc.id, floor)
+            eligible = _eligible_mask(snap, params, doc.id, floor)
+            left = params.max_nodes - len(linked.nodes)
+            similar = params.model_copy(update={"max_nodes": max(left, 1)})
+            graph = _walk(snap, similar, doc, seeds, eligible)
+            taken = {node["id"] for node in linked.nodes}
+            graph["nodes"] = linked.nodes + [n for n in graph["nodes"] if n["id"] not in taken]
+            graph["stats"]["total_nodes"] = len(graph["nodes"])
+            if left < 1:
+                graph["nodes"] = linked.nodes
+                graph["stats"]["total_nodes"] = len(linked.nodes)
+        graph["edges"] = linked.edges + [
+            {"source": n["parent_id"], "target": n["id"], "type": "similarity",
+             "score": n["score"]}
+            for n in graph["nodes"] if n.get("via") != "link" and n["parent_id"] is not None]
+        if linked.budget_hit and not graph["truncated"]:
+            graph["truncated"] = True
+            graph["truncation"] = [_budget_truncation(params)]
         _attach_snippets(store, graph["nodes"])
+    return graph
+
+
+@dataclass
+class _LinkWalk:
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    budget_hit: bool
+
+
+def _link_walk(store: Store, params: GraphParams, doc: Any, *, required: bool) -> _LinkWalk:
+    """Breadth-first over the links the notes write, in both directions (a link from the
+    start document and a link to it both connect), at most ``fan_out`` new documents per
+    node (its outgoing links first, then its backlinks, each by path), ``depth`` levels,
+    within ``max_nodes`` and the category, topic and ``exclude_paths`` filters.
+
+    Returns document nodes (``doc:<path>``, ``via: "link"``; the start document's
+    node only when a link was found or ``required``) and one edge per pair of
+    documents in the graph that a link joins, from the linking document, with how
+    many links it writes.
+    """
+    root = {"id": f"doc:{doc.path}", "parent_id": None, "depth": 0, "score": 1.0,
+            "path": doc.path, "heading": None, "via": "link", "doc_id": doc.id}
+    nodes: dict[int, dict[str, Any]] = {doc.id: root}
+    frontier = [doc.id]
+    budget_hit = False
+    for level in range(1, params.depth + 1):
+        if not frontier or params.fan_out == 0:
+            break
+        pairs = store.link_edges(frontier)
+        found: dict[int, list[tuple[int, int]]] = {}  # parent -> [(order, neighbour)]
+        for source, target, _ in pairs:
+            if source in frontier and target not in nodes:
+                found.setdefault(source, []).append((0, target))
+            if target in frontier and source not in nodes:
+                found.setdefault(target, []).append((1, source))
+        rows = store.documents_by_id({n for near in found.values() for _, n in near})
+        nxt: list[int] = []
+        for parent in frontier:
+            near = [(order, rows[n].path, n) for order, n in found.get(parent, ()) if n in rows]
+            added = 0
+            for _, path, neighbour in sorted(set(near)):
+                if added >= params.fan_out:
+                    break
+                if neighbour in nodes or not _link_eligible(rows[neighbour], params):
+                    continue
+                if len(nodes) >= params.max_nodes:  # the start's node counts once a link is in
+                    budget_hit = True
+                    break
+                nodes[neighbour] = {
+                    "id": f"doc:{path}", "parent_id": nodes[parent]["id"], "depth": level,
+                    "score": None, "path": path, "heading": None, "via": "link",
+                    "doc_id": neighbour}
+                nxt.append(neighbour)
+                added += 1
+        frontier = nxt
+    if len(nodes) == 1 and not required:
+        return _LinkWalk([], [], budget_hit)
+    edges = [{"source": nodes[s]["id"], "target": nodes[t]["id"], "type": "link", "links": n}
+             for s, t, n in sorted(store.link_edges(list(nodes)))
+             if s in nodes and t in nodes]
+    for node in nodes.values():
+        first = store.document_chunks(node.pop("doc_id"))
+        node["chunk_id"] = first[0].id if first else None
+    return _LinkWalk(list(nodes.values()), edges, budget_hit)
+
+
+def _link_eligible(row: Any, params: GraphParams) -> bool:
+    return ((params.category is None or row.category == params.category)
+            and (params.topic is None or row.topic == params.topic)
+            and not _excluded(row.path, params.exclude_paths))
+
+
+def _budget_truncation(params: GraphParams) -> dict[str, Any]:
+    return {"reason": "node_budget", "limit": params.max_nodes,
+            "remedy": f"raise max_nodes (up to {MAX_NODES_RANGE[1]}), lower depth or fan_out, "
+                      "or raise min_similarity"}
+
+
+def _graph(params: GraphParams, doc: Any, nodes: list[dict[str, Any]], *, seeds_used: int,
+           knn_queries: int, truncation: list[dict[str, Any]]) -> dict[str, Any]:
+    graph: dict[str, Any] = {
+        "start": doc.path,
+        "seed_strategy": params.seed_strategy,
+        "nodes": nodes,
+        "stats": {"seeds_used": seeds_used, "knn_queries": knn_queries,
+                  "total_nodes": len(nodes)},
+        "truncated": bool(truncation),
+    }
+    if truncation:
+        graph["truncation"] = truncation
     return graph
 
 
@@ -310,26 +425,9 @@ def _walk(snap: _Snapshot, params: GraphParams, doc: Any, seeds: list[int],
                 break
             frontier = _expand(walk, frontier, level)
     if walk.budget_hit:
-        truncation.append({
-            "reason": "node_budget",
-            "limit": params.max_nodes,
-            "remedy": f"raise max_nodes (up to {MAX_NODES_RANGE[1]}), lower depth or fan_out, "
-                      "or raise min_similarity",
-        })
-    graph: dict[str, Any] = {
-        "start": doc.path,
-        "seed_strategy": params.seed_strategy,
-        "nodes": walk.nodes,
-        "stats": {
-            "seeds_used": seeds_used,
-            "knn_queries": walk.knn_queries,
-            "total_nodes": len(walk.nodes),
-        },
-        "truncated": bool(truncation),
-    }
-    if truncation:
-        graph["truncation"] = truncation
-    return graph
+        truncation.append(_budget_truncation(params))
+    return _graph(params, doc, walk.nodes, seeds_used=seeds_used, knn_queries=walk.knn_queries,
+                  truncation=truncation)
 
 
 def _attach_snippets(store: Store, nodes: list[dict[str, Any]]) -> None:

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from groove.indexing.code_chunking import FALLBACK_TAGS, code_chunks
+from groove.indexing.cutting import cut_line
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.indexing.tokens import TokenCounter, TokenCounts, token_counts
-from groove.models import BY_SECTIONS, COARSE, Chunk, ParsedDocument, Section
+from groove.models import BY_SECTIONS, COARSE, Chunk, Link, ParsedDocument, Section
 
 #: A section body shorter than this (in the embedder's tokens) is a stub.
 STUB_FLOOR_TOKENS = 8
@@ -195,6 +196,27 @@ def chunk_document(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
     return chunks if max_chunks is None else chunks[:max_chunks]
 
 
+def place_links(links: Sequence[Link], contents: Sequence[str]) -> tuple[tuple[int, Link], ...]:
+    """Each link with the index of the chunk holding it (``contents[i]`` is chunk ``i``'s).
+
+    Chunks keep the document's order (a folded stub joins its neighbour, a
+    split section stays in sequence), so the search walks forward: a link is
+    in the first chunk, from the previous link's on, whose text holds it. One
+    that no chunk holds whole (cut by a character split, or in an excluded
+    section) stays with the previous link's chunk. A document without chunks
+    has no links to place.
+    """
+    placed: list[tuple[int, Link]] = []
+    at = 0
+    for link in links:
+        found = next((i for i in range(at, len(contents)) if link.source in contents[i]), None)
+        if found is not None:
+            at = found
+        if contents:
+            placed.append((at, link))
+    return tuple(placed)
+
+
 def fold_wordless_pieces(pieces: list[str]) -> list[str]:
     """``pieces`` with each piece that has no words of its own (an HTML anchor, an image, a
     rule: :func:`is_link_or_metadata_only`) joined to the piece before it (the first to the
@@ -223,21 +245,6 @@ def _pack_lines(lines: list[tuple[Section, str]], budget: int
             else:
                 pieces.append((section, [unit], len(unit)))
     return pieces
-
-
-def cut_line(line: str, budget: int) -> list[str]:
-    """``line`` in parts of at most ``budget`` characters, cut after a space where one is
-    in the second half of the part (so a word is not split), else at the budget."""
-    parts = []
-    rest = line
-    while len(rest) > budget:
-        space = max(rest.rfind(" ", budget // 2, budget), rest.rfind("\t", budget // 2, budget))
-        cut = space + 1 if space >= 0 else budget
-        parts.append(rest[:cut])
-        rest = rest[cut:]
-    if rest:
-        parts.append(rest)
-    return parts
 
 
 def is_stub(content: str, count_tokens: Counter) -> bool:

@@ -41,6 +41,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from groove.indexing.cutting import cut_line
 from groove.indexing.quality import SHORT_CHARS, quality_score
 from groove.models import Chunk, CodeOutline, Definition, ParsedDocument, code_breadcrumb
 
@@ -262,8 +263,6 @@ def _cut_long_lines(lines: _Lines, plan: Plan, budget: int, max_chunks: int | No
     The parts share their piece's lines. The cut starts at the plan's budget and doubles
     until the parts fit ``max_chunks``; it depends only on the text.
     """
-    from groove.indexing.chunking import cut_line
-
     total = lines.weight(0, len(lines) - 1)
     limit = (fallback_budget(total, budget, max_chunks) if plan.capped and max_chunks
              else budget)

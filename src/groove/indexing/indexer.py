@@ -38,12 +38,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from groove.checks.validate import declared_field_names, field_strings, kb_schema
 from groove.config import Config
+from groove.config.schema import declared_field_names, field_strings, kb_schema
 from groove.config.sizes import announce_raised
 from groove.embedders.base import Embedder
 from groove.errors import GrooveError, IndexMismatchError, NotFound
-from groove.indexing.chunking import bounded_chunks
+from groove.indexing.chunking import bounded_chunks, place_links
 from groove.indexing.embedding_pass import (
     EmbeddingExecutor,
     EmbedProgress,
@@ -58,6 +58,7 @@ from groove.models import (
     COARSE,
     Chunk,
     DocumentRecord,
+    Link,
     ParsedDocument,
     passage_text,
 )
@@ -334,6 +335,8 @@ def _run_index(
         store.set_meta(parser_policies=wanted_policies)
     if store.meta().declared_fields != declared:
         _refresh_declared_fields(run)
+    if store.links_pending():
+        _read_links(run)
     store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     if not embed:
         run.summary.elapsed_s = time.perf_counter() - started
@@ -384,6 +387,41 @@ def _refresh_declared_fields(run: _Run) -> None:
             flush()
     flush()
     run.store.set_meta(declared_fields=run.declared)
+
+
+def _read_links(run: _Run) -> None:
+    """An index from before links were stored: read every Markdown document's links and
+    aliases from its file and place them in its stored chunks (no chunk, no vector is
+    touched), then record that the links are read.
+
+    A file that cannot be read or parsed now keeps no links (it is read again when it
+    changes).
+    """
+    batch: dict[str, tuple[tuple[tuple[int, Link], ...], tuple[str, ...]]] = {}
+
+    def flush() -> None:
+        with run.write_lock:
+            run.store.write_document_links(batch)
+        batch.clear()
+
+    for document in run.store.list_documents():
+        if document.path in run.written or not _carries_fields(run, document.path):
+            continue
+        try:
+            data = read_file_safely(run.config.kb_path, document.path,
+                                    max_bytes=index_read_cap(run.config, document.path))
+            parser = get_parser_for(document.path, run.config.parsers.enabled)
+            assert parser is not None  # _carries_fields checked it
+            parsed = parser.parse(data, document.path)
+        except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the run
+            log.warning("%s: links not read (%s)", document.path, exc)
+            continue
+        contents = [c.content for c in run.store.document_chunks(document.id)]
+        batch[document.path] = (place_links(parsed.links, contents), parsed.aliases)
+        if len(batch) >= 256:
+            flush()
+    flush()
+    run.store.mark_links_read()
 
 
 def _carries_fields(run: _Run, rel_path: str) -> bool:
@@ -489,7 +527,8 @@ def _process_file(run: _Run, rel_path: str, known: dict[str, str], vanished: dic
     if not run.contextual:
         chunks = [_without_context(c) for c in chunks]
     action = "updated" if rel_path in known else "indexed"
-    record = replace(_record(run, rel_path, data, digest, parsed), chunking=plan.chunking)
+    record = replace(_record(run, rel_path, data, digest, parsed), chunking=plan.chunking,
+                     links=place_links(parsed.links, [c.content for c in chunks]))
     with run.write_lock:
         run.store.write_document(record, chunks, None)
     run.written.add(rel_path)
@@ -617,6 +656,7 @@ def _record(run: _Run, rel_path: str, data: bytes, digest: str,
         fields=_declared_values(run, rel_path, parsed),
         language=parsed.outline.language if parsed.outline is not None else None,
         cjk=document_is_cjk(parsed.title, (s.body for s in parsed.sections)),
+        aliases=parsed.aliases,
     )
 
 

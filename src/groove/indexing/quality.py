@@ -10,7 +10,9 @@ length penalties for the same reason.
 its own: every line is a link, a bare URL, a date, a short ``label: value``
 metadata line, or a blockquote/list of those (``> 日本語版: [x.ja.md](x.ja.md)``,
 ``Last reviewed: 2025-02-10``), or a list of short links with short notes (a
-"Related" list: ``- [Watcher](watch.md) — how files are re-indexed``). Chunking folds such bodies into the next
+"Related" list: ``- [Watcher](watch.md) — how files are re-indexed``,
+``- [[rust-errors]] - [Error handling](errors.md)``); wikilinks and embeds
+count as links like Markdown links do. Chunking folds such bodies into the next
 chunk (docs/search.md, "Stub folding"); the quality score penalises them when
 one still stands alone (a document made of nothing else).
 """
@@ -72,7 +74,16 @@ def is_boilerplate(content: str) -> bool:
     return norm.startswith(_LOREM) or _BOILERPLATE.fullmatch(norm) is not None
 
 
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: A Markdown link or image, or a wikilink or embed (``[[target#heading|label]]``); the
+#: group ``text`` is what a reader sees of it.
+_MD_LINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?(?P<wiki>[^\]]*)\]\]|!?\[(?P<text>[^\]]*)\]\([^)]*\)")
+
+
+def _link_texts(text: str) -> str:
+    """``text`` with every link replaced by what a reader sees of it (its text or label)."""
+    return _MD_LINK.sub(lambda m: m.group("wiki") or m.group("text") or "", text)
+
+
 _URL = re.compile(r"<?(?:https?|ftp|mailto):[^\s>]*>?|<[^>\s]+>")
 _DATE = re.compile(
     r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?(?:[T ]\d{1,2}:\d{2}(?::\d{2})?Z?)?"
@@ -125,14 +136,15 @@ def _is_metadata_line(line: str) -> bool:
     if len(label.split()) > 4 or len(label) > 30:
         return False
     value = match.group("value")
-    return _is_bare_line(value) or len(_MD_LINK.sub(r"\1", value)) <= METADATA_VALUE_MAX_CHARS
+    return _is_bare_line(value) or len(_link_texts(value)) <= METADATA_VALUE_MAX_CHARS
 
 
 #: A list item that starts with a reference: ``- [text](url)``, ``- <url>``, ``- https://...``
 #: or ``- `docs/x.md```; the rest of the line is its note.
 _LIST_MARKER = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])\s+")
 _REFERENCE = re.compile(
-    r"^(?:!?\[(?P<text>[^\]]*)\]\([^)]*\)|<[^>\s]+>|(?:https?|ftp|mailto):\S+"
+    r"^(?:!?\[\[(?:[^\]|]*\|)?(?P<wiki>[^\]]*)\]\]|!?\[(?P<text>[^\]]*)\]\([^)]*\)"
+    r"|<[^>\s]+>|(?:https?|ftp|mailto):\S+"
     r"|`(?P<code>[^`\s]*[/.][^`\s]*)`)")
 _NOTE_SEPARATOR = re.compile(r"^\s*(?:[—–:：|]|--?|\(|（)?\s*")
 #: A link text or a note longer than this is prose, not a pointer.
@@ -157,10 +169,10 @@ def _is_link_list_line(line: str) -> bool:
     ref = _REFERENCE.match(rest)
     if ref is None:
         return False
-    if _words(_MD_LINK.sub(r"\1", ref.group("text") or "")) > LINK_TEXT_MAX_WORDS:
+    if _words(_link_texts(ref.group("text") or ref.group("wiki") or "")) > LINK_TEXT_MAX_WORDS:
         return False
     note = _NOTE_SEPARATOR.sub("", rest[ref.end():], count=1)
-    return _words(_MD_LINK.sub(r"\1", note)) <= LINK_NOTE_MAX_WORDS
+    return _words(_link_texts(note)) <= LINK_NOTE_MAX_WORDS
 
 
 @functools.lru_cache(maxsize=256)  # chunking asks it of a body, then scores the same text

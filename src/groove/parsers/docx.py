@@ -63,18 +63,8 @@ class DocxParser(Parser):
         except Exception as exc:  # python-docx / lxml raise many types on broken parts
             raise ParseError(f"{rel_path}: not a readable .docx ({type(exc).__name__}: "
                              f"{exc})") from None
-        category, topic = path_category_topic(rel_path)
         first_h1 = next((s.heading for s in sections if s.level == 1 and s.heading), None)
-        return ParsedDocument(
-            title=core.title or first_h1 or title_from_filename(rel_path),
-            sections=sections,
-            metadata=core.metadata,
-            date=core.date,
-            tags=core.tags,
-            category=category,
-            topic=topic,
-            binary_format=True,
-        )
+        return core.document(rel_path, sections, first_h1)
 
 
 #: An empty styles part, standing in for one that is not well-formed XML.
@@ -126,6 +116,22 @@ class CoreFields:
     date: str | None = None
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def document(self, rel_path: str, sections: list[Section], first_heading: str | None
+                 ) -> ParsedDocument:
+        """An Office file's document: titled by its core properties, else its first heading
+        (a level-1 heading, a slide title), else its file name."""
+        category, topic = path_category_topic(rel_path)
+        return ParsedDocument(
+            title=self.title or first_heading or title_from_filename(rel_path),
+            sections=sections,
+            metadata=self.metadata,
+            date=self.date,
+            tags=self.tags,
+            category=category,
+            topic=topic,
+            binary_format=True,
+        )
 
 
 def core_fields(props: Any) -> CoreFields:

@@ -18,9 +18,8 @@ import yaml
 
 from groove.models import ParsedDocument, Section
 from groove.parsers.base import Parser, decode_utf8, path_category_topic, title_from_filename
+from groove.parsers.fences import Fence, fence_closed, fence_opened
 
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 
@@ -56,6 +55,8 @@ class MarkdownParser(Parser):
         if split.problem is not None:
             fields.tags.append(FRONTMATTER_UNPARSED_TAG)
         category, topic = path_category_topic(rel_path)
+        from groove.parsers.links import find_links, frontmatter_aliases  # it reads our fences
+
         return ParsedDocument(
             title=fields.title or _first_h1(sections) or title_from_filename(rel_path),
             sections=sections,
@@ -66,6 +67,8 @@ class MarkdownParser(Parser):
             category=fields.category or category,
             topic=fields.topic or topic,
             warnings=warnings,
+            links=[link for section in sections for link in find_links(section.body)],
+            aliases=frontmatter_aliases(split.mapping),
         )
 
 
@@ -222,7 +225,7 @@ def split_sections(body: str) -> list[Section]:
     level: int | None = None
     ancestry: tuple[str, ...] = ()
     lines: list[str] = []
-    fence: tuple[str, int] | None = None  # (char, length) of the open fence
+    fence: Fence | None = None
 
     def flush() -> None:
         text = "\n".join(lines)
@@ -231,14 +234,12 @@ def split_sections(body: str) -> list[Section]:
 
     for line in body.split("\n"):
         if fence is not None:
-            close = _FENCE_CLOSE.match(line)
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= fence[1]:
+            if fence_closed(line, fence):
                 fence = None
             lines.append(line)
             continue
-        opened = _FENCE_OPEN.match(line)
-        if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
-            fence = (opened.group(1)[0], len(opened.group(1)))
+        fence = fence_opened(line)
+        if fence is not None:
             lines.append(line)
             continue
         match = _HEADING.match(line)

@@ -14,7 +14,7 @@ from typing import Any
 
 from groove.models import ParsedDocument, Section
 from groove.parsers._zipguard import guard_zip
-from groove.parsers.base import ParseError, Parser, path_category_topic, title_from_filename
+from groove.parsers.base import ParseError, Parser
 from groove.parsers.docx import core_fields
 
 
@@ -34,20 +34,10 @@ class PptxParser(Parser):
         except Exception as exc:  # python-pptx / lxml raise many types on broken parts
             raise ParseError(f"{rel_path}: not a readable .pptx ({type(exc).__name__}: "
                              f"{exc})") from None
-        category, topic = path_category_topic(rel_path)
         first_title = next((t for t, _ in slides if t), None)
-        return ParsedDocument(
-            title=core.title or first_title or title_from_filename(rel_path),
-            sections=[Section(heading=f"Slide {n}: {t}" if t else f"Slide {n}", level=1,
-                              body=body)
-                      for n, (t, body) in enumerate(slides, start=1)],
-            metadata=core.metadata,
-            date=core.date,
-            tags=core.tags,
-            category=category,
-            topic=topic,
-            binary_format=True,
-        )
+        sections = [Section(heading=f"Slide {n}: {t}" if t else f"Slide {n}", level=1, body=body)
+                    for n, (t, body) in enumerate(slides, start=1)]
+        return core.document(rel_path, sections, first_title)
 
 
 def _slide(slide: Any) -> tuple[str | None, str]:

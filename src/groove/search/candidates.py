@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
+from groove.search.exclusions import Exclusions, exclusions_of
 from groove.search.fusion import best_first
 from groove.search.language import is_cjk, is_prose
 from groove.search.query import ParsedQuery
@@ -70,59 +71,6 @@ class Candidates:
 def candidate_count(limit: int) -> int:
     """N = max(50, limit × 5): each leg's cut, and the pool MMR and the reranker draw from."""
     return max(50, limit * 5)
-
-
-#: Past this many chunks to check, one whole-set lookup is cheaper than asking per chunk
-#: (an exclusion held by nearly every near neighbour: rare, and costly either way).
-WHOLE_SET_AFTER = 16_384
-#: Exclusions held by at most this many chunks are all fetched beside the embedding
-#: (Exclusions.look_ahead): about 0.25 µs a chunk, so at most ~4 ms on the other core.
-LOOK_AHEAD_AT_MOST = 16_384
-
-
-class Exclusions:
-    """Which chunks hold one of the question's ``-term`` exclusions, asked only about the
-    chunks the search looks at (one full-text query per batch) and remembered for it."""
-
-    def __init__(self, store: Store, terms: Sequence[str]) -> None:
-        self._store = store
-        self.terms = tuple(terms)
-        self._held: dict[int, bool] = {}
-        self._whole: set[int] | None = None
-
-    def look_ahead(self) -> None:
-        """Fetch every chunk holding an exclusion now, when there are few of them.
-
-        Called while the query is being embedded, so the vector leg that
-        follows finds its answers in a set instead of asking the index per batch
-        (at 50k chunks, one batch took 2.5 ms after the embedding, the whole set
-        1 ms beside it). Whether they are few is judged by the terms'
-        frequencies, so a common term costs a few lookups, not its matches.
-        """
-        if self._store.fulltext_most_matching(self.terms) <= LOOK_AHEAD_AT_MOST:
-            self._whole_set()
-
-    def among(self, ids: Iterable[int]) -> set[int]:
-        """The chunks of ``ids`` that hold an exclusion."""
-        wanted = list(dict.fromkeys(ids))
-        if self._whole is not None or len(self._held) + len(wanted) > WHOLE_SET_AFTER:
-            whole = self._whole_set()
-            return {c for c in wanted if c in whole}
-        unknown = [c for c in wanted if c not in self._held]
-        if unknown:
-            held = self._store.fulltext_matching(self.terms, among=unknown)
-            self._held.update((c, c in held) for c in unknown)
-        return {c for c in wanted if self._held[c]}
-
-    def _whole_set(self) -> set[int]:
-        """Every chunk holding an exclusion, fetched once."""
-        if self._whole is None:
-            self._whole = self._store.fulltext_matching(self.terms)
-        return self._whole
-
-
-def exclusions_of(store: Store, parsed: ParsedQuery) -> Exclusions | None:
-    return Exclusions(store, parsed.exclusions) if parsed.exclusions else None
 
 
 Found = list[tuple[int, float]]

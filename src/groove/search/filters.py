@@ -7,16 +7,17 @@ index generation), so a restrictive filter still yields up to ``limit`` hits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pathspec
 
 from groove.config import Config
-from groove.errors import InvalidArgument
 from groove.models import ChunkRow
 from groove.parsers import PARSER_ALIASES
-from groove.search.query import excluded_terms
+from groove.search.exclusions import excluded_terms
+from groove.search.globs import expand_braces
 from groove.search.request import SearchRequest
 
 
@@ -113,59 +114,6 @@ def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
     return spec
 
 
-#: At most this many patterns one brace glob may expand to (``{a,b}{c,d}`` is 4).
-MAX_BRACE_EXPANSION = 256
-
-
-def _brace_group(pattern: str) -> tuple[int, int, list[str]] | None:
-    """The first top-level ``{…}`` holding a comma: (start, end, alternatives), else None."""
-    depth, start = 0, -1
-    cuts: list[int] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            if depth == 0:
-                start, cuts = i, []
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0 and cuts:
-                bounds = [start, *cuts, i]
-                return start, i, [pattern[a + 1:b] for a, b in zip(bounds, bounds[1:], strict=False)]
-        elif ch == "," and depth == 1:
-            cuts.append(i)
-        i += 1
-    return None
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """``docs/{a,b}/**`` -> ``["docs/a/**", "docs/b/**"]``, as GrooveSeek's globs match.
-
-    Groups nest (``{a,{b,c}}``) and multiply (``{a,b}/{c,d}``); a brace
-    without a comma, or unbalanced, is a literal character, as in gitignore.
-    More than :data:`MAX_BRACE_EXPANSION` results is refused.
-    """
-    out: list[str] = []
-    todo = [pattern]
-    while todo:
-        current = todo.pop()
-        group = _brace_group(current)
-        if group is None:
-            out.append(current)
-        else:
-            start, end, alternatives = group
-            todo += [current[:start] + alt + current[end + 1:] for alt in reversed(alternatives)]
-        if len(out) + len(todo) > MAX_BRACE_EXPANSION:
-            raise InvalidArgument(f"path glob {pattern!r} expands to more than "
-                                  f"{MAX_BRACE_EXPANSION} patterns; accepted: fewer brace "
-                                  "alternatives")
-    return out
-
-
 def effective_min_quality(request: SearchRequest, config: Config) -> float:
     """The quality floor: the per-call value, else the configured filter, else none."""
     if request.include_low_quality:
@@ -176,13 +124,25 @@ def effective_min_quality(request: SearchRequest, config: Config) -> float:
     return qf.threshold if qf.enabled else 0.0
 
 
+def split_globs(globs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The includes and the ``!`` excludes of a glob list, braces expanded."""
+    return (tuple(e for g in globs if not g.startswith("!") for e in expand_braces(g)),
+            tuple(e for g in globs if g.startswith("!") for e in expand_braces(g[1:])))
+
+
+def path_matches(globs: Sequence[str], path: str) -> bool:
+    """Whether ``path`` passes ``globs`` as the ``path_globs`` filter judges it."""
+    includes, excludes = split_globs(globs)
+    return ChunkFilter(includes=includes, excludes=excludes)._path_passes(path)
+
+
 def build_filter(request: SearchRequest, config: Config) -> ChunkFilter:
-    globs = request.path_globs or []
+    includes, excludes = split_globs(request.path_globs or [])
     return ChunkFilter(
         category=request.category,
         topic=request.topic,
-        includes=tuple(e for g in globs if not g.startswith("!") for e in expand_braces(g)),
-        excludes=tuple(e for g in globs if g.startswith("!") for e in expand_braces(g[1:])),
+        includes=includes,
+        excludes=excludes,
         tags_any=frozenset(request.tags_any or ()),
         tags_all=frozenset(request.tags_all or ()),
         date_from=request.date_from,

@@ -66,22 +66,34 @@ def reciprocal_rank_fusion(legs: Sequence[Leg], rrf_k: float,
     leg (the vector leg) that has it; a chunk of ``vectorless`` is counted in
     the first leg at its rank in the second (the full-text leg).
     """
-    fused: dict[int, float] = {}
-    for leg in legs:
+    return best_first({c: sum(parts) for c, parts in rrf_parts(legs, rrf_k, imputed,
+                                                               vectorless).items()})
+
+
+def rrf_parts(legs: Sequence[Leg], rrf_k: float, imputed: Collection[int] = (),
+              vectorless: Collection[int] = ()) -> dict[int, list[float]]:
+    """Each chunk's share of its RRF score from each leg (summed in leg order: the score).
+
+    An imputed chunk's stand-in for the legs it is missing from is written
+    into the first of them, a vectorless chunk's into the first leg.
+    """
+    parts: dict[int, list[float]] = {}
+    for i, leg in enumerate(legs):
         for rank, (chunk_id, _score) in enumerate(leg):
-            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (rrf_k + rank + 1)
+            parts.setdefault(chunk_id, [0.0] * len(legs))[i] = 1.0 / (rrf_k + rank + 1)
     if imputed and legs:
         members = [{c for c, _ in leg} for leg in legs]
         for rank, (chunk_id, _score) in enumerate(legs[0]):
             if chunk_id in imputed:
-                missing = sum(1 for m in members[1:] if chunk_id not in m)
-                fused[chunk_id] += missing / (rrf_k + rank + 1)
+                missing = [i for i, m in enumerate(members[1:], 1) if chunk_id not in m]
+                if missing:
+                    parts[chunk_id][missing[0]] += len(missing) / (rrf_k + rank + 1)
     if vectorless and len(legs) > 1:
         first = {c for c, _ in legs[0]}
         for rank, (chunk_id, _score) in enumerate(legs[1]):
             if chunk_id in vectorless and chunk_id not in first:
-                fused[chunk_id] += 1.0 / (rrf_k + rank + 1)
-    return best_first(fused)
+                parts[chunk_id][0] += 1.0 / (rrf_k + rank + 1)
+    return parts
 
 
 def normalise_vector_leg(leg: Leg) -> dict[int, float]:
@@ -113,17 +125,25 @@ def convex_fusion(vector: Leg, fts: Leg, vector_weight: float,
     For a chunk of ``foreign`` the full-text term is ``max(fts, imputation · vec³)``;
     for a chunk of ``vectorless`` the vector term is ``max(vec, fts)``.
     """
+    return best_first({c: v + f for c, (v, f) in convex_parts(
+        vector, fts, vector_weight, foreign, imputation, vectorless).items()})
+
+
+def convex_parts(vector: Leg, fts: Leg, vector_weight: float,
+                 foreign: Collection[int] = (), imputation: float = 1.0,
+                 vectorless: Collection[int] = ()) -> dict[int, tuple[float, float]]:
+    """Each chunk's ``(w·vec, (1 − w)·fts)``: the two terms of its convex score."""
     vec = normalise_vector_leg(vector)
     lex = normalise_fts_leg(fts)
-    fused = {}
+    parts = {}
     for c in vec.keys() | lex.keys():
         v, f = vec.get(c, 0.0), lex.get(c, 0.0)
         if c in foreign:
             f = max(f, imputation * v ** IMPUTATION_POWER)
         if c in vectorless:
             v = max(v, f)
-        fused[c] = vector_weight * v + (1.0 - vector_weight) * f
-    return best_first(fused)
+        parts[c] = (vector_weight * v, (1.0 - vector_weight) * f)
+    return parts
 
 
 def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: float,
@@ -133,6 +153,17 @@ def fuse(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: flo
     if method == "convex":
         return convex_fusion(vector, fts, vector_weight, foreign, imputation, vectorless)
     return reciprocal_rank_fusion([vector, fts], rrf_k, foreign, vectorless)
+
+
+def fusion_parts(vector: Leg, fts: Leg, *, method: str, rrf_k: float, vector_weight: float,
+                 foreign: Collection[int] = (), imputation: float = 1.0,
+                 vectorless: Collection[int] = ()) -> dict[int, tuple[float, float]]:
+    """Each candidate's (vector leg, full-text leg) share of the score :func:`fuse` gives it
+    (their sum, in this order): what ``explain`` shows."""
+    if method == "convex":
+        return convex_parts(vector, fts, vector_weight, foreign, imputation, vectorless)
+    return {c: (p[0], p[1]) for c, p in rrf_parts([vector, fts], rrf_k, foreign,
+                                                  vectorless).items()}
 
 
 def best_first(scores: Mapping[int, float] | Iterable[tuple[int, float]]

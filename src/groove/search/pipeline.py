@@ -23,6 +23,7 @@ from groove.search.confidence import (
     low_confidence_reason,
 )
 from groove.search.diversity import cap_per_document, prefer_new_documents
+from groove.search.explain import Recorder, Trace, untraced
 from groove.search.filters import build_filter, filter_applied
 from groove.search.fusion import fuse
 from groove.search.mmr import mmr_select
@@ -45,19 +46,27 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
     """Answer one (already validated) request."""
     stages = resolve_stages(request, config)
     parsed = parse_query(request.query)
+    imputation = config.search.fusion.cross_language_imputation
     with vectors.pinned():  # one generation of the vectors for the whole search
         base_mask = vectors.mask(build_filter(request, config))
         candidates = gather(store, embedder, config, vectors, parsed, base_mask, request.limit)
-        ranked = fuse(candidates.vector, candidates.fts, method=stages.fusion_method,
-                      rrf_k=stages.rrf_k, vector_weight=stages.vector_weight,
-                      foreign=candidates.foreign,
-                      imputation=config.search.fusion.cross_language_imputation,
-                      vectorless=candidates.vectorless)
-        ranked = _translation_stage(ranked, candidates, request, store, config, vectors)
+        trace = Trace(candidates, stages, imputation) if request.explain else None
+        record: Recorder = trace.record if trace is not None else untraced  # explain only
+        ranked = record("fusion", fuse(candidates.vector, candidates.fts,
+                                       method=stages.fusion_method, rrf_k=stages.rrf_k,
+                                       vector_weight=stages.vector_weight,
+                                       foreign=candidates.foreign, imputation=imputation,
+                                       vectorless=candidates.vectorless))
+        ranked = record("translations", _translation_stage(ranked, candidates, request, store,
+                                                           config, vectors))
         ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
-        ranked, rows, quotes_met = _quote_stage(ranked, parsed, request, store, rows)
-        ranked = _cap_stage(ranked, stages, vectors, request.limit)
-        ranked = _mmr_stage(ranked, request, stages, vectors)
+        ranked, rows, quotes_met = _quote_stage(record("rerank", ranked), parsed, request,
+                                                store, rows)
+        ranked = record("quotes", ranked)
+        ranked = record("document margin", _cap_stage(ranked, stages, vectors, request.limit,
+                                                      record))
+        ranked = record("mmr" if stages.mmr else "limit", _mmr_stage(ranked, request, stages,
+                                                                     vectors))
         rows = _ensure_rows(store, rows, ranked)
         # A chunk another process deleted since the vector refresh has no row: skip it.
         hits = [_hit(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
@@ -67,13 +76,29 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                                   whole_doc_threshold_tokens=pr.whole_doc_threshold_tokens,
                                   max_expanded_tokens=pr.max_expanded_tokens)
         scores_in_rank_order(hits)
-        for hit in hits:
+        hits, notes = _min_score_stage(hits, request.min_score)
+        for rank, hit in enumerate(hits, 1):
             hit.cap_content()  # a chunk of a huge one-line file: the hit says it was cut
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
+            if trace is not None:
+                hit.explain = trace.explain(hit.chunk_id, rank, hit.score, hit.raw_score)
         reason = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
         return SearchResponse(results=hits, low_confidence=reason is not None,
                               filter_applied=filter_applied(request), low_confidence_reason=reason,
-                              low_confidence_note=REASONS[reason] if reason else None)
+                              low_confidence_note=REASONS[reason] if reason else None,
+                              notes=notes)
+
+
+def _min_score_stage(hits: list[Hit], min_score: float | None) -> tuple[list[Hit], list[str]]:
+    """The hits scoring at least ``min_score`` (scores fall down the list, so a prefix), and
+    a note saying how many were dropped, when any was."""
+    if min_score is None:
+        return hits, []
+    kept = [hit for hit in hits if hit.score >= min_score]
+    if len(kept) == len(hits):
+        return hits, []
+    return kept, [f"min_score {min_score:g} dropped {len(hits) - len(kept)} of {len(hits)} "
+                  "hit(s) scoring below it"]
 
 
 def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
@@ -152,13 +177,15 @@ def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, st
     return pool + rest, rows, met
 
 
-def _cap_stage(ranked: Ranked, stages: Stages, vectors: VectorIndex, limit: int) -> Ranked:
+def _cap_stage(ranked: Ranked, stages: Stages, vectors: VectorIndex, limit: int,
+               record: Recorder = untraced) -> Ranked:
     """The per-document cap, then the same-document margin (search/diversity.py)."""
     if stages.max_chunks_per_document <= 0 and stages.document_margin <= 0:
         return ranked
     doc_of = dict(zip((c for c, _ in ranked), vectors.doc_ids_for([c for c, _ in ranked]),
                       strict=True))
-    ranked = cap_per_document(ranked, doc_of.__getitem__, stages.max_chunks_per_document)
+    ranked = record("per-document cap", cap_per_document(ranked, doc_of.__getitem__,
+                                                         stages.max_chunks_per_document))
     if stages.mmr:  # MMR chooses the first ``limit`` itself, with its own same-document penalty
         return ranked
     pool = ranked[:candidate_count(limit)]

@@ -43,9 +43,8 @@ Exclusion grammar (choices made here are marked *decision*):
   quotes are plain text), both here and in :func:`query_phrases`, which keeps
   the scan linear on ``"`` storms.
 
-Exclusions are enforced by the full-text index (``Store.fulltext_matching``):
-every chunk holding any exclusion is removed from the allowed set of *both*
-legs before their cut (docs/search.md, "Exclusions").
+What an exclusion then does on each leg is said in one place,
+:mod:`groove.search.exclusions`.
 
 U+0000 and lone surrogates are turned into spaces before parsing: neither can
 be a meaningful search term, and a lone surrogate cannot be encoded for the
@@ -59,7 +58,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from groove.errors import InvalidArgument
 from groove.fulltext.scripts import OTHER as _OTHER
 from groove.fulltext.scripts import SCRIPT_RANGES
 
@@ -159,26 +157,6 @@ def split_exclusions(raw: str) -> tuple[str, tuple[str, ...]]:
     """Step 1 alone: (positive text, exclusions), without the phrase split or its warnings."""
     positive, exclusions = _strip_exclusions(_UNREPRESENTABLE.sub(" ", raw))
     return positive, tuple(dict.fromkeys(exclusions))
-
-
-def excluded_terms(raw: str) -> tuple[str, ...]:
-    """The exclusions of ``raw`` that exclude something (a letter or digit in them), as
-    echoed in ``filter_applied.excluded_terms``: ``-"..."`` of punctuation excludes nothing."""
-    return tuple(t for t in split_exclusions(raw)[1] if any(c.isalnum() for c in t))
-
-
-def check_searchable(raw: str) -> None:
-    """Refuse (:class:`~groove.errors.InvalidArgument`) a query that is only exclusions.
-
-    A query such as ``-async`` asks for nothing: answering it would return
-    whatever the vector leg prefers for the word it excludes. GrooveSeek (v1.1)
-    refuses it on every surface, and so does groove: the CLI, MCP and a golden file.
-    """
-    if raw.strip() and not split_exclusions(raw)[0].strip():
-        raise InvalidArgument(
-            f"query: {raw.strip()!r} holds only exclusions, so nothing is left to search for; "
-            "accepted: at least one word to search for beside the -terms (to search for a "
-            "word that starts with '-', put it in quotes: \"-word\")")
 
 
 def query_phrases(text: str, *, warn_on_cap: bool = True) -> list[str]:

@@ -60,7 +60,8 @@ from groove.config.model import (
     SearchConfig,
 )
 from groove.errors import InvalidArgument
-from groove.search.query import check_searchable
+from groove.search.exclusions import check_searchable
+from groove.search.globs import check_glob
 
 #: Input bounds (docs/search.md, "Parameters").
 MAX_QUERY_BYTES = 1024
@@ -182,6 +183,13 @@ class SearchRequest(BaseModel):
     all_language_spans: bool | None = Field(
         None, description="Also compute match_spans for non-ASCII terms, with Unicode case "
                           "folding (default: server setting).")
+    min_score: float | None = Field(
+        None, description="Drop hits whose score is below this (the score as returned: its "
+                          "scale follows the fusion method, docs/search.md); the answer's "
+                          "notes say how many were dropped.")
+    explain: bool = Field(
+        False, description="Add to every hit how the ranking reached it: each leg's score "
+                           "and rank, the fusion, and every later stage that moved it.")
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -245,25 +253,6 @@ class SearchRequest(BaseModel):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"expected a number, got {type(value).__name__}")
         return max(0.0, float(value)) if math.isfinite(value) else None
-
-
-def check_glob(glob: str) -> None:
-    """Refuse a glob the gitignore matcher cannot compile (``[z-a]``), naming it.
-
-    Each brace alternative is compiled as the filter will use it
-    (:func:`groove.search.filters.expand_braces`).
-    """
-    import re
-
-    import pathspec
-
-    from groove.search.filters import expand_braces
-
-    try:
-        pathspec.PathSpec.from_lines("gitignore", expand_braces(glob.removeprefix("!")))
-    except (re.error, ValueError, TypeError) as exc:
-        detail = getattr(exc, "msg", None) or str(exc)
-        raise ValueError(f"{glob!r} is not a valid glob ({detail})") from None
 
 
 def fields_from_pairs(flag: str, pairs: tuple[str, ...] | list[str]) -> dict[str, list[str]]:

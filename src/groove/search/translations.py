@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from groove.search.fusion import best_first
 
 if TYPE_CHECKING:
-    from groove.search.vectors import VectorIndex
+    from groove.models import DocumentMeta
     from groove.store.base import Store
 
 #: A language tag in a file name: ``ja``, ``en``, ``pt-BR``, ``zh_Hant`` (two letters, as in
@@ -54,6 +54,21 @@ if TYPE_CHECKING:
 _LANGUAGE_TAG = re.compile(r"^[a-z]{2}(?:[-_][A-Za-z]{2,4})?$")
 
 Ranked = list[tuple[int, float]]
+
+
+class ChunkVectors(Protocol):
+    """What a translation finder reads of the vector index (search/vectors.py's
+    ``VectorIndex``, which itself asks this module which documents are translations)."""
+
+    embedded: np.ndarray
+
+    def positions(self, chunk_ids: list[int]) -> np.ndarray: ...
+
+    def vectors_for(self, chunk_ids: list[int]) -> np.ndarray: ...
+
+    def document_of(self, chunk_id: int) -> DocumentMeta | None: ...
+
+    def translations_of(self, doc_id: int) -> tuple[DocumentMeta, ...]: ...
 
 
 def neutral_path(path: str) -> str:
@@ -121,7 +136,7 @@ def raise_translations(ranked: Sequence[tuple[int, float]], twins: Callable[[int
     return best_first(scores)
 
 
-def translation_finder(store: Store, vectors: VectorIndex,
+def translation_finder(store: Store, vectors: ChunkVectors,
                        may_return: Callable[[Sequence[int]], list[bool]] | None = None
                        ) -> Callable[[int], tuple[int, ...]]:
     """``twins(chunk_id)``: the chunk's translated sections, in the other versions of its file.

@@ -1,4 +1,4 @@
-"""The MCP server: six tools, four prompts, ``kb://`` resources (docs/mcp.md).
+"""The MCP server: eight tools, four prompts, ``kb://`` resources (docs/mcp.md).
 
 ``build_mcp_server`` is transport-neutral; ``server.stdio`` and
 ``server.http`` run the same object. ``resources/list`` is computed per call
@@ -49,7 +49,9 @@ log = logging.getLogger("groove.server")
 
 INSTRUCTIONS = (
     "groove searches a local knowledge base of notes. Use `search` first, `get_document` "
-    "to read a hit in full, `list_topics` to see what the knowledge base covers. Cite paths."
+    "to read a hit in full (with its links and backlinks; `multi_get` for several), `links` "
+    "for what a note links to or what links to it, `list_topics` to see what the knowledge "
+    "base covers. Cite paths."
 )
 
 #: The SDK's own traversal/absolute/NUL checks, run by us so we can word the error.

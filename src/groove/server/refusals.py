@@ -47,7 +47,7 @@ class RefusalLog(logging.Filter):
                 return False
             counts, self._counts, self._last = dict(self._counts), Counter(), now
         said = ", ".join(f"{n} with a {h} header" for h, n in sorted(counts.items()))
-        log.warning("refused requests outside the Host/Origin allow-lists: %s (421/403; at most "
+        log.warning("refused requests outside the Host/Origin allow-lists: %s (answered 403; at most "
                     "one such line a minute; transport.http.allowed_hosts and allowed_origins "
                     "widen the lists)", said)
         return False

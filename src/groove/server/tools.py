@@ -1,4 +1,4 @@
-"""The six MCP tools, as plain async functions bound to one knowledge base.
+"""The MCP tools, as plain async functions bound to one knowledge base.
 
 Each tool validates its path arguments lexically (``server.paths``), runs the
 blocking work (SQLite, the model) in a worker thread so the event loop keeps
@@ -18,27 +18,29 @@ come from (docs/mcp.md).
 import functools
 import inspect
 import logging
-import os
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
-from groove.graph.params import GraphParams
+from groove.documents.lines import line_window, split_location
+from groove.documents.read import multi_get as read_several
+from groove.documents.read import read_document, servable
+from groove.documents.request import GetRequest
+from groove.errors import GrooveError, InvalidArgument, NotFound
+from groove.graph.params import GraphParams, LinksParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
 from groove.models import SearchResponse
-from groove.paths import check_doc_path, check_rel_path, doc_uri, travel_problem
+from groove.paths import check_rel_path, doc_uri
 from groove.search.request import SearchRequest, argument_errors, field_help
 from groove.server.state import ServerState
 
 if TYPE_CHECKING:
-    from groove.kb import DocumentText, KnowledgeBase
+    from groove.kb import KnowledgeBase
 
 log = logging.getLogger("groove.server")
 
@@ -96,52 +98,6 @@ def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def servable(kb: "KnowledgeBase", rel_path: str) -> bool:
-    """A path the MCP surface offers: a name that can travel, with an extension an enabled
-    parser handles."""
-    return travel_problem(rel_path) is None and _servable_suffix(tuple(kb.config.parsers.enabled), PurePosixPath(rel_path).suffix)
-
-
-@functools.lru_cache(maxsize=256)
-def _servable_suffix(enabled: tuple[str, ...], suffix: str) -> bool:
-    """Per (enabled parsers, suffix): asked for every hit and every listed document."""
-    from groove.parsers import get_parser_for
-
-    return get_parser_for("_" + suffix, enabled) is not None
-
-
-def _refusal_for(kb: "KnowledgeBase", rel_path: str) -> GrooveError | None:
-    """Why read_file_safely refuses this path, if it does (links, escapes, ...)."""
-    from groove.indexing.walk import read_file_safely
-
-    if not os.path.lexists(kb.kb_path / rel_path):
-        return None
-    try:
-        read_file_safely(kb.kb_path, rel_path)
-    except PathRefused as exc:
-        return exc
-    except GrooveError:
-        return None
-    return None
-
-
-def read_document(kb: "KnowledgeBase", rel_path: str) -> "DocumentText":
-    """kb.read_document behind the lexical gate, with the clearest refusal message."""
-    rel_path = check_doc_path(rel_path)
-    if not servable(kb, rel_path):
-        enabled = ", ".join(kb.config.parsers.enabled)
-        raise PathRefused(
-            f"{rel_path!r} has an extension no enabled parser handles (enabled: {enabled})"
-        )
-    try:
-        return kb.read_document(rel_path)
-    except NotFound:
-        refusal = _refusal_for(kb, rel_path)
-        if refusal is not None:
-            raise refusal from None
-        raise
-
-
 def _opt_text(value: str | None) -> str | None:
     return value if value else None
 
@@ -190,12 +146,35 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
     search.__signature__ = model_signature(SearchRequest)  # type: ignore[attr-defined]
 
     async def get_document(
-        path: Annotated[str, Field(description="Document path relative to the KB root, as in search results.")],
+        path: Annotated[str, Field(description="Document path relative to the KB root, as in search results; 'path:120' or 'path:120-140' gives a line window.")],
         line_start: Annotated[int | None, Field(ge=1, description="Return only the text from this line (1-based), e.g. a code hit's line_start.")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="Return only the text up to this line (inclusive), e.g. a code hit's line_end.")] = None,
+        max_lines: Annotated[int | None, Field(ge=1, description="Return at most this many lines from line_start.")] = None,
     ) -> dict[str, Any]:
-        doc = await anyio.to_thread.run_sync(read_document, kb, path)
-        return document_json(doc, line_start, line_end)
+        path, line_start, line_end = window_in_path(path, line_start, line_end)
+
+        def answer() -> dict[str, Any]:
+            from groove.graph.links import document_links_json
+
+            doc = read_document(kb, path)
+            return {**document_json(doc, line_start, line_end, max_lines),
+                    **document_links_json(kb, doc.document.path)}
+
+        return await anyio.to_thread.run_sync(answer)
+
+    async def links(**arguments: Any) -> dict[str, Any]:
+        from groove.graph.links import links_answer
+
+        params = LinksParams(**arguments)  # the path gate, before any work
+        return await anyio.to_thread.run_sync(functools.partial(links_answer, kb, params))
+
+    links.__signature__ = model_signature(LinksParams)  # type: ignore[attr-defined]
+
+    async def multi_get(**arguments: Any) -> dict[str, Any]:
+        request = GetRequest(**arguments)
+        return await anyio.to_thread.run_sync(read_several, kb, request)
+
+    multi_get.__signature__ = model_signature(GetRequest)  # type: ignore[attr-defined]
 
     async def list_topics() -> dict[str, Any]:
         return await anyio.to_thread.run_sync(topics_json, kb)
@@ -231,11 +210,22 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
                 "legs_disagree).",
         schema=model_input_schema(SearchRequest, "searchArguments"))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
-                      f"{DOCUMENT_TEXT_CAP_LABEL}).")
+                      f"{DOCUMENT_TEXT_CAP_LABEL}), with the links written in it and the "
+                      "links to it (backlinks).")
+    add(links, "The links written in a document (wikilinks and Markdown links, each with the "
+               "document and heading it resolves to, or why it points at none), or with "
+               "backlinks=true the links to it: which documents link here, from which "
+               "section, with that section's first line.",
+        schema=model_input_schema(LinksParams, "linksArguments"))
+    add(multi_get, "Several indexed documents at once, by paths (each may carry a line window, "
+                   "path:120-140) or globs (guides/**/*.md); each text and the whole answer are "
+                   "capped in bytes, and the answer says what was cut or left out.",
+        schema=model_input_schema(GetRequest, "multi_getArguments"))
     add(list_topics, "Categories and topics in the knowledge base, with document counts, and "
                      "the folder tree (children: segment, file_count, children).")
-    add(get_connection_graph, "Documents related to a start document, by embedding similarity "
-                              "(BFS, similarity calibrated to the model).",
+    add(get_connection_graph, "Documents related to a start document: the links the notes "
+                              "write (both directions) and embedding similarity (BFS, "
+                              "similarity calibrated to the model); edges chooses which.",
         schema=model_input_schema(GraphParams, "get_connection_graphArguments"))
     add(get_best_practice, "The best-practice document for a target, from the configured path templates.")
     add(rebuild_index, "Bring the index up to date with the files (one run at a time).",
@@ -250,9 +240,21 @@ def with_uris(kb: "KnowledgeBase", response: SearchResponse) -> dict[str, Any]:
     return response.to_json()
 
 
-def document_json(doc: Any, line_start: int | None = None,
-                  line_end: int | None = None) -> dict[str, Any]:
-    """The get_document answer; with a line range, only those lines of the text.
+def window_in_path(path: str, line_start: int | None, line_end: int | None
+                   ) -> tuple[str, int | None, int | None]:
+    """``path:120`` / ``path:120-140`` as the line arguments, refused beside them."""
+    bare, first, last = split_location(path)
+    if first is None:
+        return path, line_start, line_end
+    if line_start is not None or line_end is not None:
+        raise InvalidArgument(f"path {path!r} carries a line window and line_start/line_end "
+                              "are given too; accepted: one of the two")
+    return bare, first, last
+
+
+def document_json(doc: Any, line_start: int | None = None, line_end: int | None = None,
+                  max_lines: int | None = None) -> dict[str, Any]:
+    """The get_document answer; with a line window, only those lines of the text.
 
     A source file's text is the file verbatim, so a code hit's
     ``line_start``/``line_end`` select exactly its chunk's lines.
@@ -266,27 +268,14 @@ def document_json(doc: Any, line_start: int | None = None,
     }
     if row.language is not None:
         out["language"] = row.language
-    if line_start is not None or line_end is not None:
-        out["text"], out["line_start"], out["line_end"] = line_range(
-            doc.text, line_start or 1, line_end)
+    if line_start is not None or line_end is not None or max_lines is not None:
+        window = line_window(doc.text, line_start, line_end, max_lines, path=repr(row.path))
+        out["text"], out["line_start"], out["line_end"] = window.text, window.first, window.last
+        out["lines"] = window.total
     if doc.truncated:
         out["note"] = (f"text truncated at {DOCUMENT_TEXT_CAP_BYTES} bytes of {row.size}; "
                        "use search to reach the rest")
     return out
-
-
-def line_range(text: str, first: int, last: int | None) -> tuple[str, int, int]:
-    """Lines ``first``..``last`` (1-based, inclusive; ``last`` None or past the end: to the
-    end) and the range actually returned; InvalidArgument when the range is empty."""
-    lines = text.split("\n")
-    if last is not None and last < first:
-        raise InvalidArgument(f"line_end: {last} is before line_start {first}; accepted: a "
-                              f"line number >= line_start")
-    if first > len(lines):
-        raise InvalidArgument(f"line_start: {first} is past the end of the text "
-                              f"({len(lines)} lines); accepted: 1..{len(lines)}")
-    end = len(lines) if last is None else min(last, len(lines))
-    return "\n".join(lines[first - 1:end]), first, end
 
 
 def topics_json(kb: "KnowledgeBase") -> dict[str, Any]:

@@ -19,12 +19,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import numpy as np
 
-from groove.models import Chunk, ChunkColumns, ChunkRow, DocumentMeta, DocumentRecord, DocumentRow
+from groove.models import (
+    Chunk,
+    ChunkColumns,
+    ChunkRow,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentRow,
+    Link,
+    LinkRow,
+)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,21 @@ class StoreStats:
     last_indexed: float | None
 
 
+class MetaUpdate(TypedDict, total=False):
+    """What :meth:`Store.set_meta` may record; a key left out (or None) is left alone."""
+
+    model_id: str | None
+    dim: int | None
+    context_mode: str | None
+    last_indexed: float | None
+    build_state: str | None
+    #: The embedding service's URL; ``""`` records a local model.
+    model_url: str | None
+    chunk_policy: str | None
+    declared_fields: Sequence[str] | None
+    parser_policies: dict[str, str] | None
+
+
 class Store(ABC):
     """A persistent index of documents, chunks, full-text rows and embeddings."""
 
@@ -103,19 +128,7 @@ class Store(ABC):
     def meta(self) -> IndexMeta: ...
 
     @abstractmethod
-    def set_meta(
-        self,
-        *,
-        model_id: str | None = None,
-        dim: int | None = None,
-        context_mode: str | None = None,
-        last_indexed: float | None = None,
-        build_state: str | None = None,
-        model_url: str | None = None,
-        chunk_policy: str | None = None,
-        declared_fields: Sequence[str] | None = None,
-        parser_policies: dict[str, str] | None = None,
-    ) -> None: ...
+    def set_meta(self, **fields: Unpack[MetaUpdate]) -> None: ...
 
     @abstractmethod
     def generation(self) -> int:
@@ -320,6 +333,42 @@ class Store(ABC):
         """The declared-field values stored for one document."""
         return {}
 
+    # --- links (store/links.py) ---------------------------------------------------
+    def links_pending(self) -> bool:
+        """Whether documents indexed before links were stored still need theirs read."""
+        return False
+
+    def write_document_links(self, links_by_path: dict[str, tuple[
+            tuple[tuple[int, Link], ...], tuple[str, ...]]]) -> None:
+        """``{path: (links with their chunk index, aliases)}``: replace those documents'
+        links (no chunk is touched); every link they affect is resolved again."""
+        return None
+
+    def mark_links_read(self) -> None:
+        """Every document's links are stored."""
+        return None
+
+    def document_links(self, path: str, *, backlinks: bool = False) -> list[LinkRow] | None:
+        """The links written in ``path``, or the links to it (None: not indexed)."""
+        return None
+
+    def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """``{path: how many other documents link to it}`` for these paths (none: absent)."""
+        return {}
+
+    def link_edges(self, doc_ids: Iterable[int]) -> list[tuple[int, int, int]]:
+        """``(source doc, target doc, links)`` for resolved links from or to these documents."""
+        return []
+
+    def documents_by_id(self, doc_ids: Iterable[int]) -> dict[int, DocumentRow]:
+        """``{id: document}`` for those of these ids that exist."""
+        wanted = set(doc_ids)
+        return {d.id: d for d in self.list_documents() if d.id in wanted}
+
+    def unresolved_links(self) -> list[LinkRow]:
+        """Every link that points at no document."""
+        return []
+
     @abstractmethod
     def write_fields(self, fields_by_path: dict[str, dict[str, tuple[str, ...]]]) -> None:
         """Replace the declared-field rows of these documents (no chunk is touched)."""
@@ -327,6 +376,10 @@ class Store(ABC):
     @abstractmethod
     def skipped_files(self) -> dict[str, float]:
         """``{path: mtime}`` of the member files the index runs skipped (and why, kept for doctor)."""
+
+    @abstractmethod
+    def skip_reasons(self) -> dict[str, str]:
+        """``{path: why}`` of the member files the index runs skipped (``groove ls``)."""
 
     @abstractmethod
     def record_skipped(self, skipped: dict[str, tuple[float, str]],

@@ -47,7 +47,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -71,18 +71,31 @@ from groove.models import (
     DocumentMeta,
     DocumentRecord,
     DocumentRow,
+    Link,
+    LinkRow,
     passage_tokens,
 )
 from groove.store.base import (
     SCHEMA_VERSION,
     EmbeddingCounts,
     IndexMeta,
+    MetaUpdate,
     PendingChunk,
     Store,
     StoreStats,
     build_finished,
 )
 from groove.store.files import check_directory, check_regular
+from groove.store.links import (
+    LINK_TABLES,
+    mark_unsettled,
+    names_of,
+    relink,
+    settle,
+    unsettled,
+    write_links,
+    write_names,
+)
 from groove.store.recovery import SIDECARS
 
 log = logging.getLogger("groove.store")
@@ -151,6 +164,19 @@ def _add_document_script(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[6] = _add_document_script
+
+
+def _add_links(conn: sqlite3.Connection) -> None:
+    """Schema 7: documents' links and the names they answer to (store/links.py). An index
+    that already holds documents records that their links are still to be read: the next
+    index run reads them from the files without touching a chunk or a vector."""
+    for statement in _split_script(LINK_TABLES):
+        conn.execute(statement)
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]:
+        conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('links_pending', '1')")
+
+
+MIGRATIONS[7] = _add_links
 
 #: Queued full-text changes are published at least this often during a run.
 FULLTEXT_BATCH_SECONDS = 1.0
@@ -381,7 +407,8 @@ MIGRATIONS[4] = _add_code_columns
 
 _DOC_COLUMNS = (
     "d.id, d.path, d.sha256, d.title, d.category, d.topic, d.date, d.tags, d.tags_invalid,"
-    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking, d.language"
+    " d.metadata, d.size, d.mtime, d.binary_format, d.indexed_at, d.chunking, d.language,"
+    " d.pending"
 )
 _CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.chunk_index, c.heading, c.level, c.context, c.content,"
@@ -414,6 +441,8 @@ class SQLiteStore(Store):
         self._reading = False
         #: ``index_meta`` as the open read snapshot sees it, once read (see _meta_values).
         self._snapshot_meta: dict[str, str | None] | None = None
+        #: True once :meth:`close` ran (a second close, or a flush after it, does nothing).
+        self._closed = False
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -484,7 +513,7 @@ class SQLiteStore(Store):
 
     def _create_schema(self) -> None:
         with self._transaction():
-            for statement in _split_script(_SCHEMA + _FIELDS_TABLE):
+            for statement in _split_script(_SCHEMA + _FIELDS_TABLE + LINK_TABLES):
                 self._conn.execute(statement)
             self._conn.executemany(
                 "INSERT OR IGNORE INTO index_meta(key, value) VALUES (?, ?)",
@@ -633,19 +662,7 @@ class SQLiteStore(Store):
             declared_fields=_opt_names(values.get("declared_fields")),
         )
 
-    def set_meta(
-        self,
-        *,
-        model_id: str | None = None,
-        dim: int | None = None,
-        context_mode: str | None = None,
-        last_indexed: float | None = None,
-        build_state: str | None = None,
-        model_url: str | None = None,
-        chunk_policy: str | None = None,
-        declared_fields: Sequence[str] | None = None,
-        parser_policies: dict[str, str] | None = None,
-    ) -> None:
+    def set_meta(self, **fields: Unpack[MetaUpdate]) -> None:
         """Record the given fields (None = leave alone; ``model_url=""`` records a local model).
 
         Changing model, dimension or context mode bumps ``generation`` (caches
@@ -653,18 +670,19 @@ class SQLiteStore(Store):
         ``build_state`` do not, so a no-op index run does not make every
         reader reload.
         """
+        dim, last_indexed = fields.get("dim"), fields.get("last_indexed")
+        policies, declared = fields.get("parser_policies"), fields.get("declared_fields")
         updates = {
-            "model_id": model_id,
+            "model_id": fields.get("model_id"),
             "dim": None if dim is None else str(int(dim)),
-            "context_mode": context_mode,
+            "context_mode": fields.get("context_mode"),
             "last_indexed": None if last_indexed is None else repr(float(last_indexed)),
-            "build_state": build_state,
-            "model_url": model_url,
-            "chunk_policy": chunk_policy,
-            "parser_policies": None if parser_policies is None else json.dumps(
-                dict(sorted(parser_policies.items()))),
-            "declared_fields": None if declared_fields is None else json.dumps(
-                sorted(set(declared_fields)), ensure_ascii=False),
+            "build_state": fields.get("build_state"),
+            "model_url": fields.get("model_url"),
+            "chunk_policy": fields.get("chunk_policy"),
+            "parser_policies": None if policies is None else json.dumps(dict(sorted(policies.items()))),
+            "declared_fields": None if declared is None else json.dumps(
+                sorted(set(declared)), ensure_ascii=False),
         }
         rows = [(k, v) for k, v in updates.items() if v is not None]
         if not rows:
@@ -696,6 +714,7 @@ class SQLiteStore(Store):
         self._before_text_write()
         with self._write(f"writing {doc.path}", text=True) as conn:
             row = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
+            old_names: set[str] | None = None
             if row is None:
                 doc_id: int | None = conn.execute(
                     "INSERT INTO documents(path, sha256, title, category, topic, date, tags,"
@@ -705,6 +724,7 @@ class SQLiteStore(Store):
                 ).lastrowid
             else:
                 doc_id = row[0]
+                old_names = names_of(conn, doc_id)
                 self._update_document(conn, doc_id, doc)
                 conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             assert doc_id is not None  # sqlite3 sets lastrowid after an INSERT
@@ -712,6 +732,11 @@ class SQLiteStore(Store):
                          (doc.chunking, None if doc.cjk is None else int(doc.cjk), doc_id))
             self._replace_fields(conn, doc_id, doc.fields)
             rows = self._insert_chunks(conn, doc_id, chunks, blobs)
+            names = write_names(conn, doc_id, doc.path, doc.aliases)
+            write_links(conn, doc_id, doc.links)
+            # A new document (or new aliases) may be what other links were waiting for.
+            relink(conn, (), [doc_id])
+            mark_unsettled(conn, names if old_names is None else names ^ old_names)
         with self._lock:
             fulltext = self._fulltext_index()
             fulltext.delete_document(doc_id)
@@ -828,11 +853,20 @@ class SQLiteStore(Store):
             row = conn.execute("SELECT id FROM documents WHERE path = ?", (old_path,)).fetchone()
             if row is None:
                 raise NotFound(f"cannot rename {old_path}: it is not in the index")
+            gone_names: set[str] = set()
             if doc.path != old_path:
+                other = conn.execute("SELECT id FROM documents WHERE path = ?",
+                                     (doc.path,)).fetchone()
+                gone_names = set() if other is None else names_of(conn, other[0])
                 replaced = conn.execute("DELETE FROM documents WHERE path = ? RETURNING id",
                                         (doc.path,)).fetchone()
+            old_names = names_of(conn, row[0])
             self._update_document(conn, row[0], doc)
             self._replace_fields(conn, row[0], doc.fields)
+            # Same bytes, same links; what they and the links to it resolve to may move.
+            names = write_names(conn, row[0], doc.path, doc.aliases)
+            relink(conn, (), [row[0]])
+            mark_unsettled(conn, names | old_names | gone_names)
         with self._lock:
             if replaced is not None:
                 self._fulltext_index().delete_document(replaced[0])
@@ -895,12 +929,111 @@ class SQLiteStore(Store):
         """Delete ``path`` and (by cascade) its chunks, FTS rows and embeddings; no-op if absent."""
         self._before_text_write()
         with self._write(f"deleting {path}", text=True) as conn:
+            row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+            names = set() if row is None else names_of(conn, row[0])
             gone = conn.execute("DELETE FROM documents WHERE path = ? RETURNING id",
                                 (path,)).fetchone()
+            mark_unsettled(conn, names)  # links to it point at nothing now, or at a namesake
         with self._lock:
             if gone is not None:
                 self._fulltext_index().delete_document(gone[0])
             self._queued(1)
+
+    # --- links (store/links.py) ---------------------------------------------------
+    def links_pending(self) -> bool:
+        with self._errors("reading index_meta"):
+            return self._meta_values().get("links_pending") == "1"
+
+    def write_document_links(self, links_by_path: dict[str, tuple[
+            tuple[tuple[int, Link], ...], tuple[str, ...]]]) -> None:
+        """Replace the links and aliases of these documents (no chunk is touched), one
+        transaction; links to them and from them are resolved again."""
+        if not links_by_path:
+            return
+        with self._write("writing links") as conn:
+            keys: set[str] = set()
+            ids = []
+            for path, (links, aliases) in links_by_path.items():
+                row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+                if row is None:
+                    continue
+                keys |= names_of(conn, row[0]) ^ write_names(conn, row[0], path, aliases)
+                write_links(conn, row[0], links)
+                ids.append(row[0])
+            relink(conn, (), ids)
+            mark_unsettled(conn, keys)
+
+    def _settle_links(self) -> None:
+        """Re-resolve the links of every key a write marked (store/links.py, "Kept current")."""
+        if self._closed:
+            return
+        with self._errors("reading links"):
+            if not unsettled(self._conn):
+                return
+        with self._write("resolving links") as conn:
+            settle(conn)
+
+    def mark_links_read(self) -> None:
+        """Every document's links are stored (the end of the run that read them)."""
+        with self._errors("writing index_meta"), self._transaction() as conn:
+            conn.execute("DELETE FROM index_meta WHERE key = 'links_pending'")
+
+    _LINK_SELECT = (
+        "SELECT s.path, c.heading, substr(c.content, 1, 1000), l.target, t.path, l.anchor,"
+        " l.label, l.kind, l.embed, l.problem FROM links l"
+        " JOIN documents s ON s.id = l.doc_id"
+        " LEFT JOIN chunks c ON c.doc_id = l.doc_id AND c.chunk_index = l.chunk_index"
+        " LEFT JOIN documents t ON t.id = l.target_id")
+
+    def document_links(self, path: str, *, backlinks: bool = False) -> list[LinkRow] | None:
+        """The links written in ``path`` (or, with ``backlinks``, the links that resolve to
+        it), in document order (by linking document and position); None: not indexed."""
+        with self._errors("reading links"), self.read_snapshot():
+            row = self._conn.execute("SELECT id FROM documents WHERE path = ?",
+                                     (path,)).fetchone()
+            if row is None:
+                return None
+            where = ("WHERE l.target_id = ? ORDER BY s.path, l.ordinal" if backlinks
+                     else "WHERE l.doc_id = ? ORDER BY l.ordinal")
+            rows = self._conn.execute(f"{self._LINK_SELECT} {where}", (row[0],)).fetchall()
+        return [_link_row(r) for r in rows]
+
+    def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """``{path: other documents linking to it}`` for these paths, those with none left
+        out: one row per path, kept current by triggers (store/links.py), so the cost is
+        that of ``paths`` whatever the number of backlinks."""
+        wanted = json.dumps(sorted(set(paths)), ensure_ascii=False)
+        with self._errors("reading links"):
+            return dict(self._conn.execute(
+                "SELECT d.path, b.sources FROM documents d"
+                " JOIN backlink_sources b ON b.doc_id = d.id"
+                " WHERE d.path IN (SELECT value FROM json_each(?))", (wanted,)).fetchall())
+
+    def link_edges(self, doc_ids: Iterable[int]) -> list[tuple[int, int, int]]:
+        """``(source doc, target doc, links)`` of every resolved link from or to these
+        documents, self-links left out."""
+        wanted = json.dumps(sorted({int(d) for d in doc_ids}))
+        with self._errors("reading links"):
+            return [tuple(r) for r in self._conn.execute(
+                "SELECT doc_id, target_id, count(*) FROM links"
+                " WHERE doc_id IN (SELECT value FROM json_each(?1)) AND target_id IS NOT NULL"
+                " AND target_id != doc_id GROUP BY doc_id, target_id"
+                " UNION SELECT doc_id, target_id, count(*) FROM links"
+                " WHERE target_id IN (SELECT value FROM json_each(?1)) AND target_id != doc_id"
+                " GROUP BY doc_id, target_id", (wanted,)).fetchall()]
+
+    def documents_by_id(self, doc_ids: Iterable[int]) -> dict[int, DocumentRow]:
+        wanted = json.dumps(sorted({int(d) for d in doc_ids}))
+        return {row.id: row for row in self._documents(
+            "WHERE d.id IN (SELECT value FROM json_each(?))", (wanted,))}
+
+    def unresolved_links(self) -> list[LinkRow]:
+        """Every link that points at no document, by linking document (``doctor``)."""
+        with self._errors("reading links"), self.read_snapshot():
+            rows = self._conn.execute(
+                f"{self._LINK_SELECT} WHERE l.target_id IS NULL ORDER BY s.path, l.ordinal"
+            ).fetchall()
+        return [_link_row(r) for r in rows]
 
     def clear(self) -> None:
         """Remove every document; index_meta (model, dim, mode) is kept for the caller to reset."""
@@ -966,8 +1099,10 @@ class SQLiteStore(Store):
             path, title, category, topic, date, tags, binary = docs[doc_id]
             out.append(
                 ChunkRow(
-                    cid, doc_id, index, heading, level, context, "", tokens, quality,
-                    path, title, category, topic, date, tags, binary,
+                    id=cid, doc_id=doc_id, chunk_index=index, heading=heading, level=level,
+                    context=context, content="", token_count=tokens, quality=quality, path=path,
+                    title=title, category=category, topic=topic, date=date, tags=tags,
+                    binary_format=binary,
                 )
             )
         return out
@@ -1171,7 +1306,13 @@ class SQLiteStore(Store):
         self._fulltext_published = True
 
     def flush(self) -> None:
-        """Publish queued full-text changes and release the full-text writer."""
+        """Resolve again the links the writes since the last flush may have changed (in one
+        transaction), publish queued full-text changes and release the full-text writer."""
+        with self._lock:
+            self._settle_links()
+            self._flush_fulltext()
+
+    def _flush_fulltext(self) -> None:
         with self._lock:
             if self._fulltext is None:
                 return
@@ -1336,6 +1477,10 @@ class SQLiteStore(Store):
         with self._errors("reading skipped files"):
             return dict(self._conn.execute("SELECT path, mtime FROM skipped_files").fetchall())
 
+    def skip_reasons(self) -> dict[str, str]:
+        with self._errors("reading skipped files"):
+            return dict(self._conn.execute("SELECT path, reason FROM skipped_files").fetchall())
+
     def record_skipped(self, skipped: dict[str, tuple[float, str]],
                        scope: Iterable[str] | None) -> None:
         """Forget the skips recorded under ``scope`` (None: all), then record ``skipped``.
@@ -1446,11 +1591,16 @@ class SQLiteStore(Store):
     def close(self) -> None:
         with self._lock:
             try:
-                self.flush()
+                try:
+                    self._settle_links()
+                except GrooveError as exc:  # a damaged file: closing must still close
+                    log.warning("links left to resolve at the next flush: %s", exc)
+                self._flush_fulltext()
                 if self._fulltext is not None:
                     self._fulltext.close()
             finally:
                 self._conn.close()
+                self._closed = True
 
 
 # --- row helpers -------------------------------------------------------------
@@ -1478,7 +1628,7 @@ def _document_row(r: tuple[Any, ...]) -> DocumentRow:
         id=r[0], path=r[1], sha256=r[2], title=r[3], category=r[4], topic=r[5], date=r[6],
         tags=_tags(r[7]), tags_invalid=bool(r[8]), metadata=json.loads(r[9] or "{}"),
         size=r[10], mtime=r[11], binary_format=bool(r[12]), indexed_at=r[13], chunking=r[14],
-        language=r[15], chunk_count=r[16],
+        language=r[15], pending=r[16], chunk_count=r[17],
     )
 
 
@@ -1486,9 +1636,18 @@ def _chunk_row(r: tuple[Any, ...]) -> ChunkRow:
     (chunk_id, doc_id, index, heading, level, context, content, token_count, quality, path, title,
      category, topic, date, tags, binary_format, symbol_kind, scope, line_start, line_end,
      language) = r[:21]
-    return ChunkRow(chunk_id, doc_id, index, heading, level, context, content, token_count,
-                    quality, path, title, category, topic, date, _tags(tags), bool(binary_format),
-                    symbol_kind, scope, line_start, line_end, language)
+    return ChunkRow(id=chunk_id, doc_id=doc_id, chunk_index=index, heading=heading, level=level,
+                    context=context, content=content, token_count=token_count, quality=quality,
+                    path=path, title=title, category=category, topic=topic, date=date,
+                    tags=_tags(tags), binary_format=bool(binary_format), symbol_kind=symbol_kind,
+                    scope=scope, line_start=line_start, line_end=line_end, language=language)
+
+
+def _link_row(r: tuple[Any, ...]) -> LinkRow:
+    source, heading, content, target, target_path, anchor, label, kind, embed, problem = r
+    first = next((line.strip() for line in (content or "").split("\n") if line.strip()), "")
+    return LinkRow(source, heading, first, target, target_path, anchor, label, kind,
+                   bool(embed), None if target_path is not None else problem)
 
 
 def _like_escape(text: str) -> str:

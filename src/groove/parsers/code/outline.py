@@ -127,8 +127,9 @@ def _scope(node: Any) -> str | None:
 
 def _scope_label(node: Any) -> str | None:
     keyword = None
-    if node.child_count and not node.children[0].is_named:
-        word = node.children[0].type
+    first_child = node.child(0)  # never ``children[0]``: that builds a list of them all
+    if first_child is not None and not first_child.is_named:
+        word = first_child.type
         keyword = word if word.isalpha() else None
     name = node.child_by_field_name("name")
     if name is not None:

@@ -1,0 +1,161 @@
+"""Links in Markdown text: wikilinks and local Markdown links (docs/indexing.md, "Links").
+
+What is a link here, and what is not:
+
+* ``[[target]]``, ``[[target|label]]``, ``[[target#heading]]``,
+  ``[[target#^block]]`` and their embeds ``![[…]]`` (a ``\\|`` inside a table
+  cell separates the label too);
+* ``[text](rel/path.md#anchor)`` and ``![alt](…)`` whose destination is a
+  file of the knowledge base: no URL scheme (``https:``, ``mailto:``…), not a
+  bare ``#anchor`` of the same document; the destination may be written
+  ``<with spaces.md>`` and is percent-decoded (``My%20Note.md``);
+* nothing inside a fenced code block or an inline code span, and no link to
+  the same document (``[[#heading]]``, ``[x](#anchor)``): those are not edges.
+
+This module only finds links and says what was written; which document a
+target names is decided in one place, :mod:`groove.store.links`, because the
+answer changes as documents come and go.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import unquote
+
+from groove.models import Link
+from groove.parsers.fences import Fence, fence_closed, fence_opened
+
+WIKILINK = "wikilink"
+MARKDOWN = "markdown"
+
+#: ``![[target#anchor|label]]``: no brackets or line break inside.
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+#: ``![text](destination "title")``: one level of brackets in the text, a ``<…>``
+#: destination or one without spaces (balanced parentheses allowed), an optional title.
+_MD_LINK = re.compile(
+    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*"
+    r"(<[^<>\n]*>|(?:[^\s()<>]|\([^\s()]*\))+)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_BACKTICKS = re.compile(r"`+")
+
+
+def find_links(text: str) -> list[Link]:
+    """Every wikilink and local Markdown link of ``text``, in order of appearance.
+
+    ``text[link.start:link.end]`` is the link as written (``link.source``).
+    Fenced code blocks and inline code spans are skipped (CommonMark's
+    rules: a fence closes with a run of the same character at least as long;
+    a code span with the next run of exactly as many backticks).
+    """
+    links: list[Link] = []
+    for start, end in _prose_ranges(text):
+        for offset, piece in _outside_code_spans(text[start:end]):
+            links.extend(_links_in(piece, start + offset))
+    return links
+
+
+def _prose_ranges(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each run of lines outside fenced code blocks."""
+    fence: Fence | None = None
+    run_start: int | None = 0
+    position = 0
+    for line in text.split("\n"):
+        line_end = position + len(line) + 1
+        if fence is not None:
+            if fence_closed(line, fence):
+                fence = None
+                run_start = line_end
+        else:
+            fence = fence_opened(line)
+            if fence is not None:
+                if run_start is not None and run_start < position:
+                    yield run_start, position
+                run_start = None
+        position = line_end
+    if fence is None and run_start is not None and run_start < len(text):
+        yield run_start, len(text)
+
+
+def _outside_code_spans(text: str) -> Iterator[tuple[int, str]]:
+    """The parts of ``text`` outside inline code spans, with their offsets.
+
+    A run of backticks opens a span that the next run of the same length
+    closes; a run that is never closed is literal text.
+    """
+    position = 0
+    cursor = 0
+    while True:
+        opening = _BACKTICKS.search(text, cursor)
+        if opening is None:
+            break
+        closing = _BACKTICKS.search(text, opening.end())
+        while closing is not None and len(closing.group()) != len(opening.group()):
+            closing = _BACKTICKS.search(text, closing.end())
+        if closing is None:  # never closed: literal backticks, look past them
+            cursor = opening.end()
+            continue
+        yield position, text[position:opening.start()]
+        position = cursor = closing.end()
+    yield position, text[position:]
+
+
+def _links_in(text: str, base: int) -> Iterator[Link]:
+    """Wikilinks, then Markdown links outside them, in order of position."""
+    found: list[Link] = []
+    taken: list[tuple[int, int]] = []
+    for match in _WIKILINK.finditer(text):
+        taken.append(match.span())
+        link = _wikilink(match, base)
+        if link is not None:
+            found.append(link)
+    for match in _MD_LINK.finditer(text):
+        if any(s < match.end() and match.start() < e for s, e in taken):
+            continue
+        link = _markdown_link(match, base)
+        if link is not None:
+            found.append(link)
+    found.sort(key=lambda link: link.start)
+    yield from found
+
+
+def _wikilink(match: re.Match[str], base: int) -> Link | None:
+    inner = match.group(2).replace("\\|", "|")
+    target, _, label = inner.partition("|")
+    name, hashed, anchor = target.partition("#")
+    name = name.strip()
+    if not name:  # [[#heading]]: the same document
+        return None
+    return Link(start=base + match.start(), end=base + match.end(), source=match.group(0),
+                kind=WIKILINK, target=name, anchor=anchor.strip() or None if hashed else None,
+                label=label.strip() or None, embed=bool(match.group(1)))
+
+
+def _markdown_link(match: re.Match[str], base: int) -> Link | None:
+    destination = match.group(3)
+    if destination.startswith("<"):
+        destination = destination[1:-1]
+    destination = destination.strip()
+    if not destination or _SCHEME.match(destination) or destination.startswith("//"):
+        return None  # a URL, or nothing
+    path, hashed, anchor = destination.partition("#")
+    path = unquote(path).strip()
+    if not path:  # [x](#anchor): the same document
+        return None
+    return Link(start=base + match.start(), end=base + match.end(), source=match.group(0),
+                kind=MARKDOWN, target=path,
+                anchor=unquote(anchor).strip() or None if hashed else None,
+                label=match.group(2).strip() or None, embed=bool(match.group(1)))
+
+
+def frontmatter_aliases(metadata: dict[str, object]) -> tuple[str, ...]:
+    """The ``aliases:`` (or ``alias:``) of a frontmatter: a list or one string, blanks dropped."""
+    names: list[str] = []
+    for key in ("aliases", "alias"):
+        value = metadata.get(key)
+        if isinstance(value, str):
+            names.extend(value.split(",") if key == "alias" else [value])
+        elif isinstance(value, list):
+            names.extend(str(v) for v in value if isinstance(v, str | int | float))
+    return tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
