@@ -35,7 +35,10 @@ def fulltext_paths(kb, word: str) -> set[str]:
 
 def _write_then_die(db, path: str, text: str) -> None:
     """In another process: commit one document to SQLite, then SIGKILL before the
-    full-text commit (the batch window is made long so it cannot have happened)."""
+    full-text commit (the batch window is made long so it cannot have happened).
+
+    A writer publishes its first write at once, so a first document, deleted again,
+    takes that turn: the document under test waits in a batch as any later one does."""
     script = textwrap.dedent(f"""
         import os, signal
         import numpy as np
@@ -49,6 +52,12 @@ def _write_then_die(db, path: str, text: str) -> None:
                              date=None, tags=(), tags_invalid=False, metadata={{}}, size=1,
                              mtime=0.0)
         chunk = Chunk(0, "Heading", 1, "", {text!r}, 5, 1.0)
+        first = DocumentRecord(path="first-write.md", sha256="y", title="F", category=None,
+                               topic=None, date=None, tags=(), tags_invalid=False,
+                               metadata={{}}, size=1, mtime=0.0)
+        store.write_document(first, [Chunk(0, "First", 1, "", "published at once", 3, 1.0)],
+                             None)
+        store.delete_document("first-write.md")
         store.write_document(rec, [chunk], None)
         os.kill(os.getpid(), signal.SIGKILL)
     """)

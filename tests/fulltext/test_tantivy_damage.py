@@ -55,7 +55,10 @@ def fts(kb: Path) -> Path:
 
 
 def segment_file(kb: Path, suffix: str) -> Path:
-    return next(p for p in fts(kb).iterdir() if p.suffix == suffix)
+    """The largest segment's file: the one holding most notes, zebra.md among them (a build
+    publishes its first document, n0.md, in a segment of its own)."""
+    return max((p for p in fts(kb).iterdir() if p.suffix == suffix),
+               key=lambda p: (p.stat().st_size, p.name))
 
 
 def flip(path: Path, offset: int, count: int = 4) -> None:

@@ -66,6 +66,60 @@ def test_a_search_during_a_build_finds_text_and_says_the_build_is_running(
     assert (done.documents_embedded, done.chunks_embedded) == (4, done.chunks)
 
 
+#: NOTES with a tea note long enough to be shown (a one-line chunk under 30 characters is
+#: hidden by its quality score), and words only each of them holds.
+WALKED_NOTES = {**NOTES, "tea.md": "# お茶\n\n## 淹れ方\n\n煎茶はお湯を少し冷ましてから淹れると"
+                "甘みが出る。玉露はさらに低い温度でゆっくり淹れる。\n"}
+WALKED = {"bread.md": "sourdough starter", "git.md": "rebase upstream",
+          "kernel.md": "scheduler run queues", "tea.md": "玉露"}
+
+
+class _SearchAtEachFile(Reporter):
+    """Searches, from another KnowledgeBase (as another process would), for each file's own
+    words at the moment the build reports that file read and written: mid-walk."""
+
+    def __init__(self, reader, queries: dict[str, str]) -> None:
+        self.reader = reader
+        self.queries = queries
+        #: ``(path, paths found by its query, documents in the index, index state)``.
+        self.seen: list[tuple[str, list[str], int, str]] = []
+
+    def file_done(self, rel_path: str, action: str, detail: str = "") -> None:
+        answer = _search(self.reader, self.queries[rel_path])
+        state = answer.index
+        assert state is not None
+        self.seen.append((rel_path, [hit.path for hit in answer.results], state.documents,
+                          state.state))
+
+
+def test_the_first_document_is_findable_by_full_text_before_the_walk_reaches_the_next(
+        make_kb, write_files, tmp_path):
+    """The first file a cold build reads is published to the full-text index at once, so a
+    search finds it while the build has not even read the second file."""
+    kb = make_kb(write_files(tmp_path / "kb", WALKED_NOTES))
+    probe = _SearchAtEachFile(make_kb(kb.kb_path), WALKED)
+    kb.index(reporter=probe)
+    path, found, documents, state = probe.seen[0]
+    assert path == "bread.md" and documents == 1 and state == "building"
+    assert found == ["bread.md"]
+
+
+def test_every_document_is_findable_once_its_batch_is_due_while_the_walk_goes_on(
+        make_kb, write_files, tmp_path, monkeypatch):
+    """A batch is published when it is FULLTEXT_BATCH_SECONDS old: with no wait at all,
+    each file is findable the moment it is written, before the walk reads the next."""
+    from groove.store import sqlite
+
+    monkeypatch.setattr(sqlite, "FULLTEXT_BATCH_SECONDS", 0.0)
+    kb = make_kb(write_files(tmp_path / "kb", WALKED_NOTES))
+    probe = _SearchAtEachFile(make_kb(kb.kb_path), WALKED)
+    kb.index(reporter=probe)
+    assert [(path, documents, state) for path, _, documents, state in probe.seen] == [
+        (path, n, "building") for n, path in enumerate(sorted(NOTES), start=1)]
+    for path, found, _, _ in probe.seen:
+        assert found[:1] == [path], (path, found)
+
+
 class _StopAt(Reporter):
     """Raises KeyboardInterrupt (Ctrl-C) at the ``at``-th progress event of a build."""
 

@@ -147,3 +147,31 @@ def test_a_section_of_links_does_not_outrank_the_notes_it_links(tmp_path, write_
     hits = kb.search(SearchRequest(query=query, limit=5)).results
     assert hits and hits[0].path != "rust/index.md", [(h.path, h.heading) for h in hits]
     assert all(h.heading != "See also" for h in hits)  # never a chunk of links alone
+
+
+def _bare_line_trying_every_pattern(line: str) -> bool:
+    """The bare-line rule with every pattern applied to every line (no marks looked for)."""
+    from groove.indexing import quality
+
+    if quality._RULE.match(line):
+        return True
+    rest = quality._DATE.sub(" ", quality._URL.sub(" ", quality._MD_LINK.sub(
+        " ", quality._HTML_TAG.sub(" ", line))))
+    return not any(ch.isalnum() for ch in quality._LINE_MARKUP.sub("", rest))
+
+
+_MARKUP_HEAVY = st.lists(st.sampled_from([
+    "<", ">", "</a>", "<br/>", "<!--", "-->", "[", "]", "(", ")", "](", "![", "[[", "]]",
+    "|", ":", "：",
+    "http", "https://", "mailto:", "ftp:", "-", "/", ".", "年", "月", "日", "T", "Z", " ",
+    "\t", "#", ">", "*", "|", "_", "=", "0", "1", "12", "2025", "9", "a", "x", "b",
+    "漢", "テ", "é", "٣",
+]), max_size=24).map("".join)
+
+
+@given(_MARKUP_HEAVY)
+def test_a_line_is_bare_exactly_when_every_pattern_tried_says_so(line):
+    """Skipping a pattern whose mark a line lacks never changes the answer."""
+    from groove.indexing.quality import _is_bare_line
+
+    assert _is_bare_line(line) == _bare_line_trying_every_pattern(line)

@@ -234,6 +234,34 @@ def test_second_connection_sees_data_written_by_first(store: SQLiteStore, db: Pa
     reader.close()
 
 
+def _seen_elsewhere(db: Path, phrase: str) -> bool:
+    """Whether another store (another process) finds ``phrase`` by full text now."""
+    other = open_store(db)
+    try:
+        return bool(other.fulltext_search([phrase], 10))
+    finally:
+        other.close()
+
+
+def test_a_writers_first_document_is_published_at_once_then_batches_when_due(
+        store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from groove.store import sqlite as module
+
+    monkeypatch.setattr(module, "FULLTEXT_BATCH_SECONDS", 3600.0)
+    store.write_document(record("a.md"), chunks("sourdough starter"), None)
+    assert _seen_elsewhere(db, "sourdough")  # the first write: no batch to wait for
+    store.write_document(record("b.md"), chunks("kernel scheduler"), None)
+    store.publish_due()
+    assert not _seen_elsewhere(db, "scheduler")  # queued: its batch is not due yet
+    monkeypatch.setattr(module, "FULLTEXT_BATCH_SECONDS", 0.0)
+    store.publish_due()  # due, although no write came after it
+    assert _seen_elsewhere(db, "scheduler")
+    store.flush()  # a new writing session publishes its first write at once again
+    monkeypatch.setattr(module, "FULLTEXT_BATCH_SECONDS", 3600.0)
+    store.write_document(record("c.md"), chunks("rebase upstream"), None)
+    assert _seen_elsewhere(db, "rebase")
+
+
 # --- search reads -----------------------------------------------------------------------
 def test_fulltext_english_words_and_japanese_substrings(store: SQLiteStore) -> None:
     store.write_document(

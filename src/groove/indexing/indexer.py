@@ -4,8 +4,10 @@ A run has two passes (docs/index-lifecycle.md):
 
 1. **rows**: every new or changed document is parsed, chunked and written
    with its full-text rows but *without* vectors, one transaction per
-   document, so a crash leaves each document old or new and the whole folder
-   is searchable lexically within seconds;
+   document, so a crash leaves each document old or new; the store publishes
+   the first one to the full-text index at once and the rest in batches
+   (at most about a second old, checked before each file too), so each
+   document is searchable lexically while the walk goes on;
 2. **vectors**: :mod:`groove.indexing.embedding_pass` embeds every pending
    chunk (this run's and any an interrupted run left behind).
 
@@ -317,6 +319,7 @@ def _run_index(
 
     with decompression_budget(config.index.max_decompressed_size):
         for rel_path in on_disk:
+            store.publish_due()  # a due batch waits for no write (unchanged files)
             _process_file(run, rel_path, known, vanished, force=force)
     for rel_path in sorted(vanished):
         with run.write_lock:

@@ -101,11 +101,28 @@ _METADATA_LINE = re.compile(r"^[*_]*[^\s:：][^:：]{0,30}?[*_]*\s*[:：]\s*(?P<
 METADATA_VALUE_MAX_CHARS = 40
 
 
+#: What every match of :data:`_DATE` holds: a digit right before ``-/.年月``.
+_DATE_MARK = re.compile(r"\d[-/.年月]")
+
+
 def _is_bare_line(line: str) -> bool:
-    """True when ``line`` holds no prose: markup, HTML tags, rules, links, URLs and dates only."""
+    """True when ``line`` holds no prose: markup, HTML tags, rules, links, URLs and dates only.
+
+    Tags, links, URLs and dates are blanked out in that order; each pattern is
+    tried only on a text holding the mark all its matches hold (``<``; ``[``;
+    ``:`` or ``<``; a digit before ``-/.年月``), since a pattern that cannot match
+    leaves the text as it is. Every line of every section is asked this while
+    chunking, and most prose lines hold none of the marks.
+    """
     if _RULE.match(line):
         return True
-    rest = _DATE.sub(" ", _URL.sub(" ", _MD_LINK.sub(" ", _HTML_TAG.sub(" ", line))))
+    rest = _HTML_TAG.sub(" ", line) if "<" in line else line
+    if "[" in rest:
+        rest = _MD_LINK.sub(" ", rest)
+    if ":" in rest or "<" in rest:
+        rest = _URL.sub(" ", rest)
+    if _DATE_MARK.search(rest):
+        rest = _DATE.sub(" ", rest)
     return not any(ch.isalnum() for ch in _LINE_MARKUP.sub("", rest))
 
 

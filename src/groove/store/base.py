@@ -281,6 +281,14 @@ class Store(ABC):
     def flush(self) -> None:
         """Publish buffered derived-index changes (end of a write batch or run)."""
 
+    def publish_due(self) -> None:  # noqa: B027  (a store without buffered changes: nothing)
+        """Publish buffered derived-index changes if they have waited long enough.
+
+        Writes publish their own batch when it is due; a writer calls this
+        between writes (the indexer, before each file it reads), so a batch is
+        not held back by a stretch of files that write nothing.
+        """
+
     @abstractmethod
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Chunks without an embedding, whole documents in document-id order.

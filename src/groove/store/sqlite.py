@@ -13,7 +13,9 @@ choices worth knowing before changing anything here:
   embeddings in the same transaction.
 * The full-text index follows each committed write: the changed documents'
   chunks are queued to it after the SQLite commit and published per batch
-  (:meth:`SQLiteStore.flush`, or every :data:`FULLTEXT_BATCH_SECONDS`). Every
+  (:meth:`SQLiteStore.flush`, or every :data:`FULLTEXT_BATCH_SECONDS`; the
+  first document a writer writes is published at once, so a search finds
+  something within moments of a build's start). Every
   text-changing write bumps ``text_generation``; a full-text commit records
   ``(fulltext_id, text_generation)`` as its stamp. A stamp that differs from
   the database's (a crash between the two commits, a copied or replaced
@@ -429,6 +431,8 @@ class SQLiteStore(Store):
         self._fulltext_committed_at = time.monotonic()
         #: True from this process's first text write until :meth:`flush`.
         self._fulltext_writing = False
+        #: Whether a batch was published since the writing began (the first goes at once).
+        self._fulltext_published = False
         #: The stamp of the full-text commit loaded here (None: not looked at yet).
         self._fulltext_seen: Stamp | None = None
         #: The full-text damage last reported (:meth:`_without_fulltext` says each once).
@@ -1268,13 +1272,29 @@ class SQLiteStore(Store):
         if not self._fulltext_writing:
             self.ensure_fulltext()
             self._fulltext_writing = True
+            self._fulltext_published = False
 
     def _queued(self, documents: int) -> None:
-        """Count queued documents; publish the batch when it is big or old enough."""
+        """Count queued documents; publish the batch when it is the writer's first, big or
+        old enough.
+
+        The first write is published at once: on a cold build the first document is
+        findable by full text right after it is read, not a batch later, and the
+        batches that follow keep every document at most
+        :data:`FULLTEXT_BATCH_SECONDS` behind its SQLite commit (a commit costs
+        tens of milliseconds, so one per document would slow the rows pass).
+        """
         self._fulltext_queued += documents
-        if (self._fulltext_queued >= FULLTEXT_BATCH_DOCUMENTS
+        if (not self._fulltext_published
+                or self._fulltext_queued >= FULLTEXT_BATCH_DOCUMENTS
                 or time.monotonic() - self._fulltext_committed_at >= FULLTEXT_BATCH_SECONDS):
             self._commit_fulltext()
+
+    def publish_due(self) -> None:
+        with self._lock:
+            if (self._fulltext_queued and time.monotonic() - self._fulltext_committed_at
+                    >= FULLTEXT_BATCH_SECONDS):
+                self._commit_fulltext()
 
     def _commit_fulltext(self) -> None:
         with self._errors("reading the text generation"):
@@ -1283,6 +1303,7 @@ class SQLiteStore(Store):
         self._fulltext_seen = stamp
         self._fulltext_queued = 0
         self._fulltext_committed_at = time.monotonic()
+        self._fulltext_published = True
 
     def flush(self) -> None:
         """Resolve again the links the writes since the last flush may have changed (in one
