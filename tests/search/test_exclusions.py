@@ -4,8 +4,9 @@ chunks a search looks at; what is echoed; a query of exclusions only refused."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from groove.errors import InvalidArgument
 from groove.search import exclusions
 
 
@@ -54,13 +55,35 @@ def test_an_exclusion_held_by_few_chunks_is_fetched_whole_ahead_and_answers_alik
         assert store.calls == calls
 
 
-def test_only_the_exclusions_that_exclude_something_are_echoed():
-    assert exclusions.excluded_terms('tokio -async -"..." -"blocking io"') == (
-        "async", "blocking io")
+# --- a query of exclusions only (GrooveSeek v1.1) ------------------------------------
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 
 
-@pytest.mark.parametrize("query", ["-async", '-"blocking io"', "-a -b"])
-def test_a_query_of_exclusions_only_is_refused(query):
-    with pytest.raises(InvalidArgument, match="holds only exclusions"):
-        exclusions.check_searchable(query)
-    exclusions.check_searchable(f"tokio {query}")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORD, min_size=1, max_size=5), st.sampled_from([" ", "  ", "\t"]))
+def test_a_query_of_exclusions_only_is_refused_naming_it(words: list[str], sep: str) -> None:
+    from groove.errors import InvalidArgument
+    from groove.search.exclusions import check_searchable
+
+    raw = sep.join(f"-{w}" if i % 2 else f'-"{w} {w}"' for i, w in enumerate(words))
+    with pytest.raises(InvalidArgument, match="holds only exclusions") as caught:
+        check_searchable(raw)
+    assert repr(raw.strip()) in str(caught.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORD, min_size=0, max_size=4), _WORD)
+def test_one_word_beside_the_exclusions_is_searchable(excluded: list[str], word: str) -> None:
+    from groove.search.exclusions import check_searchable, excluded_terms
+
+    raw = " ".join([*(f"-{w}" for w in excluded), word])
+    check_searchable(raw)  # no error
+    assert excluded_terms(raw) == tuple(dict.fromkeys(excluded))
+    check_searchable(f'"-{word}"')  # a quoted hyphen is a word to look for
+
+
+def test_an_exclusion_of_punctuation_is_not_echoed() -> None:
+    from groove.search.exclusions import excluded_terms
+
+    assert excluded_terms('tokio -"..." -async') == ("async",)

@@ -369,37 +369,3 @@ def test_positive_text_is_the_single_source(raw: str) -> None:
         assert parsed.phrases == tuple(split)
     for excluded in parsed.exclusions:
         assert excluded.strip()
-
-
-# --- a query of exclusions only (GrooveSeek v1.1) ------------------------------------
-
-_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_WORD, min_size=1, max_size=5), st.sampled_from([" ", "  ", "\t"]))
-def test_a_query_of_exclusions_only_is_refused_naming_it(words: list[str], sep: str) -> None:
-    from groove.errors import InvalidArgument
-    from groove.search.query import check_searchable
-
-    raw = sep.join(f"-{w}" if i % 2 else f'-"{w} {w}"' for i, w in enumerate(words))
-    with pytest.raises(InvalidArgument, match="holds only exclusions") as caught:
-        check_searchable(raw)
-    assert repr(raw.strip()) in str(caught.value)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_WORD, min_size=0, max_size=4), _WORD)
-def test_one_word_beside_the_exclusions_is_searchable(excluded: list[str], word: str) -> None:
-    from groove.search.query import check_searchable, excluded_terms
-
-    raw = " ".join([*(f"-{w}" for w in excluded), word])
-    check_searchable(raw)  # no error
-    assert excluded_terms(raw) == tuple(dict.fromkeys(excluded))
-    check_searchable(f'"-{word}"')  # a quoted hyphen is a word to look for
-
-
-def test_an_exclusion_of_punctuation_is_not_echoed() -> None:
-    from groove.search.query import excluded_terms
-
-    assert excluded_terms('tokio -"..." -async') == ("async",)
