@@ -58,7 +58,21 @@ AMBIGUOUS = "ambiguous"
 
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 
-LINK_TABLES = """
+def _pair_trigger(name: str, event: str, row: str, change: str) -> str:
+    """A trigger keeping ``link_pairs`` in step with one kind of change to a link row:
+    ``row`` is NEW or OLD, ``change`` adds (+1) or removes (-1) one link of its pair."""
+    when = f"WHEN {row}.target_id IS NOT NULL AND {row}.target_id != {row}.doc_id"
+    if change == "+1":
+        body = (f"INSERT INTO link_pairs(target_id, source_id, links) VALUES ({row}.target_id, "
+                f"{row}.doc_id, 1) ON CONFLICT(target_id, source_id) DO UPDATE SET links = links + 1;")
+    else:
+        pair = f"target_id = {row}.target_id AND source_id = {row}.doc_id"
+        body = (f"UPDATE link_pairs SET links = links - 1 WHERE {pair}; "
+                f"DELETE FROM link_pairs WHERE {pair} AND links <= 0;")
+    return f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON links\n{when} BEGIN\n    {body}\nEND;\n"
+
+
+_LINK_TABLES = """
 CREATE TABLE IF NOT EXISTS links (
     doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     ordinal     INTEGER NOT NULL,
@@ -95,31 +109,7 @@ CREATE TABLE IF NOT EXISTS backlink_sources (
     doc_id  INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
     sources INTEGER NOT NULL
 );
-CREATE TRIGGER IF NOT EXISTS link_pair_added AFTER INSERT ON links
-WHEN NEW.target_id IS NOT NULL AND NEW.target_id != NEW.doc_id BEGIN
-    INSERT INTO link_pairs(target_id, source_id, links) VALUES (NEW.target_id, NEW.doc_id, 1)
-        ON CONFLICT(target_id, source_id) DO UPDATE SET links = links + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS link_pair_dropped AFTER DELETE ON links
-WHEN OLD.target_id IS NOT NULL AND OLD.target_id != OLD.doc_id BEGIN
-    UPDATE link_pairs SET links = links - 1
-        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id;
-    DELETE FROM link_pairs
-        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id AND links <= 0;
-END;
-CREATE TRIGGER IF NOT EXISTS link_pair_left AFTER UPDATE OF target_id ON links
-WHEN OLD.target_id IS NOT NULL AND OLD.target_id != OLD.doc_id BEGIN
-    UPDATE link_pairs SET links = links - 1
-        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id;
-    DELETE FROM link_pairs
-        WHERE target_id = OLD.target_id AND source_id = OLD.doc_id AND links <= 0;
-END;
-CREATE TRIGGER IF NOT EXISTS link_pair_joined AFTER UPDATE OF target_id ON links
-WHEN NEW.target_id IS NOT NULL AND NEW.target_id != NEW.doc_id BEGIN
-    INSERT INTO link_pairs(target_id, source_id, links) VALUES (NEW.target_id, NEW.doc_id, 1)
-        ON CONFLICT(target_id, source_id) DO UPDATE SET links = links + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS backlink_source_added AFTER INSERT ON link_pairs BEGIN
+{pair_triggers}CREATE TRIGGER IF NOT EXISTS backlink_source_added AFTER INSERT ON link_pairs BEGIN
     INSERT INTO backlink_sources(doc_id, sources) VALUES (NEW.target_id, 1)
         ON CONFLICT(doc_id) DO UPDATE SET sources = sources + 1;
 END;
@@ -128,6 +118,11 @@ CREATE TRIGGER IF NOT EXISTS backlink_source_dropped AFTER DELETE ON link_pairs 
     DELETE FROM backlink_sources WHERE doc_id = OLD.target_id AND sources <= 0;
 END;
 """
+LINK_TABLES = _LINK_TABLES.replace("{pair_triggers}", "".join((
+    _pair_trigger("link_pair_added", "INSERT", "NEW", "+1"),
+    _pair_trigger("link_pair_dropped", "DELETE", "OLD", "-1"),
+    _pair_trigger("link_pair_left", "UPDATE OF target_id", "OLD", "-1"),
+    _pair_trigger("link_pair_joined", "UPDATE OF target_id", "NEW", "+1"))))
 
 
 def fold(text: str) -> str:
