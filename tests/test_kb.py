@@ -42,11 +42,11 @@ def _write_then_die(db, path: str, text: str) -> None:
     script = textwrap.dedent(f"""
         import os, signal
         import numpy as np
-        import groove.store.sqlite as sqlite_mod
+        from groove.store.sqlite import _fulltext
         from groove.models import Chunk, DocumentRecord
         from groove.store import open_store
-        sqlite_mod.FULLTEXT_BATCH_SECONDS = 3600
-        sqlite_mod.FULLTEXT_BATCH_DOCUMENTS = 10**9
+        _fulltext.FULLTEXT_BATCH_SECONDS = 3600
+        _fulltext.FULLTEXT_BATCH_DOCUMENTS = 10**9
         store = open_store({str(db)!r})
         rec = DocumentRecord(path={path!r}, sha256="x", title="T", category=None, topic=None,
                              date=None, tags=(), tags_invalid=False, metadata={{}}, size=1,

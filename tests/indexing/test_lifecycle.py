@@ -108,9 +108,9 @@ def test_every_document_is_findable_once_its_batch_is_due_while_the_walk_goes_on
         make_kb, write_files, tmp_path, monkeypatch):
     """A batch is published when it is FULLTEXT_BATCH_SECONDS old: with no wait at all,
     each file is findable the moment it is written, before the walk reads the next."""
-    from groove.store import sqlite
+    from groove.store.sqlite import _fulltext
 
-    monkeypatch.setattr(sqlite, "FULLTEXT_BATCH_SECONDS", 0.0)
+    monkeypatch.setattr(_fulltext, "FULLTEXT_BATCH_SECONDS", 0.0)
     kb = make_kb(write_files(tmp_path / "kb", WALKED_NOTES))
     probe = _SearchAtEachFile(make_kb(kb.kb_path), WALKED)
     kb.index(reporter=probe)

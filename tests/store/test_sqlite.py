@@ -17,6 +17,7 @@ from groove.errors import GrooveError, IndexMismatchError, InvalidArgument, NoIn
 from groove.fulltext import fulltext_path
 from groove.models import Chunk, DocumentRecord
 from groove.store import SCHEMA_VERSION, SQLiteStore, open_store
+from groove.store.sqlite import _fulltext, _schema
 
 DIM = 8
 
@@ -245,19 +246,17 @@ def _seen_elsewhere(db: Path, phrase: str) -> bool:
 
 def test_a_writers_first_document_is_published_at_once_then_batches_when_due(
         store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from groove.store import sqlite as module
-
-    monkeypatch.setattr(module, "FULLTEXT_BATCH_SECONDS", 3600.0)
+    monkeypatch.setattr(_fulltext, "FULLTEXT_BATCH_SECONDS", 3600.0)
     store.write_document(record("a.md"), chunks("sourdough starter"), None)
     assert _seen_elsewhere(db, "sourdough")  # the first write: no batch to wait for
     store.write_document(record("b.md"), chunks("kernel scheduler"), None)
     store.publish_due()
     assert not _seen_elsewhere(db, "scheduler")  # queued: its batch is not due yet
-    monkeypatch.setattr(module, "FULLTEXT_BATCH_SECONDS", 0.0)
+    monkeypatch.setattr(_fulltext, "FULLTEXT_BATCH_SECONDS", 0.0)
     store.publish_due()  # due, although no write came after it
     assert _seen_elsewhere(db, "scheduler")
     store.flush()  # a new writing session publishes its first write at once again
-    monkeypatch.setattr(module, "FULLTEXT_BATCH_SECONDS", 3600.0)
+    monkeypatch.setattr(_fulltext, "FULLTEXT_BATCH_SECONDS", 3600.0)
     store.write_document(record("c.md"), chunks("rebase upstream"), None)
     assert _seen_elsewhere(db, "rebase")
 
@@ -378,8 +377,8 @@ def test_migration_from_older_schema_version(
         calls.append(base + 2)
         conn.execute("UPDATE documents SET extra = 'v3'")
 
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 2)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: add_column, base + 2: fill_column})
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", base + 2)
+    monkeypatch.setattr(_schema, "MIGRATIONS", {base + 1: add_column, base + 2: fill_column})
     s = open_store(db)
     assert calls == [base + 1, base + 2]
     assert s.meta().schema_version == base + 2
@@ -501,8 +500,8 @@ def test_failed_migration_rolls_back(
         conn.execute("SELECT * FROM no_such_table")
 
     base = sqlite_mod.SCHEMA_VERSION
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", base + 1)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {base + 1: broken})
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", base + 1)
+    monkeypatch.setattr(_schema, "MIGRATIONS", {base + 1: broken})
     with pytest.raises(GrooveError):
         open_store(db)
     with sqlite3.connect(db) as c:
@@ -515,8 +514,8 @@ def test_missing_migration_step_is_refused(
     store: SQLiteStore, db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.close()
-    monkeypatch.setattr(sqlite_mod, "SCHEMA_VERSION", sqlite_mod.SCHEMA_VERSION + 1)
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", {})
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", sqlite_mod.SCHEMA_VERSION + 1)
+    monkeypatch.setattr(_schema, "MIGRATIONS", {})
     with pytest.raises(IndexMismatchError, match="--force"):
         open_store(db)
 
