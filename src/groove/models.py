@@ -288,18 +288,24 @@ class DocumentRow(_DocumentFields):
     pending: int = 0
 
 
-@dataclass(frozen=True)
-class ChunkRow(_ChunkText):
-    """A stored chunk joined with the document fields search needs (keyword construction)."""
+@dataclass(frozen=True, slots=True)
+class _DocumentLabel:
+    """What a search reads of a chunk's document: where it is and how it is labelled."""
 
-    id: int
-    doc_id: int
     path: str
     title: str
     category: str | None
     topic: str | None
     date: str | None
     tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ChunkRow(_ChunkText, _DocumentLabel):
+    """A stored chunk joined with the document fields search needs (keyword construction)."""
+
+    id: int
+    doc_id: int
     binary_format: bool = False
     symbol_kind: str | None = None
     scope: str | None = None
@@ -309,16 +315,11 @@ class ChunkRow(_ChunkText):
 
 
 @dataclass(frozen=True, slots=True)
-class DocumentMeta:
-    """The document fields search filters read, held once per document (not per chunk)."""
+class DocumentMeta(_DocumentLabel):
+    """The document fields search filters read, held once per document (not per chunk;
+    keyword construction)."""
 
     id: int
-    path: str
-    title: str
-    category: str | None
-    topic: str | None
-    date: str | None
-    tags: tuple[str, ...]
     binary_format: bool = False
     language: str | None = None
     #: Written in kana/kanji (judged on the text at indexing); None: unknown, judge the title.

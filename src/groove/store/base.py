@@ -410,8 +410,9 @@ def columns_from_rows(rows: Sequence[ChunkRow]) -> ChunkColumns:
     for r in ordered:
         if r.doc_id not in slots:
             slots[r.doc_id] = len(documents)
-            documents.append(DocumentMeta(r.doc_id, r.path, r.title, r.category, r.topic,
-                                          r.date, r.tags, r.binary_format))
+            documents.append(DocumentMeta(id=r.doc_id, path=r.path, title=r.title,
+                                          category=r.category, topic=r.topic, date=r.date,
+                                          tags=r.tags, binary_format=r.binary_format))
     n = len(ordered)
     return ChunkColumns(
         ids=np.fromiter((r.id for r in ordered), dtype=np.int64, count=n),

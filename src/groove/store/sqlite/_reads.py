@@ -115,9 +115,10 @@ class Reads(StoreCore):
                 if tags is None:
                     tags = tag_lists[r[6]] = tuple(one(t) for t in _tags(r[6]))
                 slot_of[r[0]] = len(documents)
-                documents.append(DocumentMeta(r[0], r[1], r[2], one(r[3]), one(r[4]), one(r[5]),
-                                              tags, bool(r[7]), one(r[8]),
-                                              None if r[9] is None else bool(r[9])))
+                documents.append(DocumentMeta(
+                    id=r[0], path=r[1], title=r[2], category=one(r[3]), topic=one(r[4]),
+                    date=one(r[5]), tags=tags, binary_format=bool(r[7]), language=one(r[8]),
+                    cjk=None if r[9] is None else bool(r[9])))
             kinds = tuple(sorted(r[0] for r in self._conn.execute(
                 "SELECT DISTINCT symbol_kind FROM chunks WHERE symbol_kind IS NOT NULL")))
             kind_sql = ("CASE symbol_kind " + " ".join(f"WHEN ? THEN {i}" for i in range(len(kinds)))
