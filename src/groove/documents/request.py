@@ -9,7 +9,7 @@ schema, so the defaults below cannot differ between them (docs/mcp.md,
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import annotated_types
 from pydantic import ConfigDict, Field, field_validator
@@ -54,11 +54,6 @@ class GetRequest(ArgumentModel):
     max_total_bytes: int = Field(DEFAULT_TOTAL_BYTES, ge=1, le=MAX_TOTAL_BYTES,
                                  description="Cap on all the texts together, in UTF-8 bytes; "
                                              "documents past it are listed, not returned.")
-
-    @field_validator("paths", mode="before")
-    @classmethod
-    def _sequence_as_list(cls, value: Any) -> Any:
-        return list(value) if isinstance(value, tuple) else value
 
     @field_validator("paths")
     @classmethod

@@ -89,11 +89,6 @@ class GraphParams(ArgumentModel):
     def _empty_text_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
 
-    @field_validator("exclude_paths", mode="before")
-    @classmethod
-    def _sequence_as_list(cls, value: Any) -> Any:
-        return list(value) if isinstance(value, tuple) else value
-
     @field_validator("exclude_paths")
     @classmethod
     def _excludes_in_kb(cls, values: list[str] | None) -> list[str] | None:

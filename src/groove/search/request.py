@@ -122,9 +122,15 @@ def _override(section: type[BaseModel], key: str, description: str) -> Any:
 class ArgumentModel(BaseModel):
     """A request model (a tool's or a command's arguments) whose every refusal is one
     :class:`~groove.errors.InvalidArgument`, a line per argument naming what is accepted:
-    what the CLI prints and what an MCP client gets as the tool error."""
+    what the CLI prints and what an MCP client gets as the tool error.
+
+    A tuple given for an argument is read as the list it holds: click collects a
+    repeated option as a tuple, JSON has only lists, and every list argument is strict.
+    """
 
     def __init__(self, **data: Any) -> None:
+        data = {key: list(value) if isinstance(value, tuple) else value
+                for key, value in data.items()}
         try:
             self.__pydantic_validator__.validate_python(data, self_instance=self)
         except ValidationError as exc:
@@ -211,12 +217,6 @@ class SearchRequest(ArgumentModel):
     @classmethod
     def _empty_text_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
-
-    @field_validator("path_globs", "tags_any", "tags_all", "languages", "symbol_kind",
-                     mode="before")
-    @classmethod
-    def _sequence_as_list(cls, value: Any) -> Any:
-        return list(value) if isinstance(value, tuple) else value
 
     @field_validator("path_globs")
     @classmethod
