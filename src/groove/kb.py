@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +51,7 @@ from groove.errors import (
     CorruptIndexError,
     FullTextDamaged,
     IndexMismatchError,
+    InvalidArgument,
     NoIndexError,
     NotFound,
     PathRefused,
@@ -100,8 +101,12 @@ class DocumentText:
 class KnowledgeBase:
     """One knowledge base: its config, index file, model and search caches."""
 
-    def __init__(self, config: Config, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, config: Config, *, embedder: Embedder | None = None,
+                 embedder_source: Callable[[], Embedder] | None = None) -> None:
+        """``embedder``: the model to use (tests, benchmarks); ``embedder_source``: where to
+        get it on first use instead of loading it here (collections share one per model)."""
         self.config = config
+        self._embedder_source = embedder_source
         #: Held by every read and around each single-document write; only this class takes it.
         self._lock = threading.RLock()
         #: Serialises whole indexing runs (CLI, watcher, rebuild_index).
@@ -154,6 +159,8 @@ class KnowledgeBase:
         return self._load_embedder()
 
     def _load_embedder(self) -> Embedder:
+        if self._embedder is None and self._embedder_source is not None:
+            self._embedder = self._embedder_source()
         if self._embedder is None:
             from groove.embedders import get_embedder
 
@@ -394,16 +401,22 @@ class KnowledgeBase:
             return self._store
 
     # --- reading --------------------------------------------------------------
-    def search(self, request: SearchRequest) -> SearchResponse:
+    def search(self, request: SearchRequest, *, calibrate: bool = False) -> SearchResponse:
         """Run the search pipeline (docs/search.md); bounds are checked before the model loads.
 
         The answer carries the index state; a search never waits for a
         writer: during a build it answers from what is indexed so far.
+        ``calibrate`` (collections, groove/collections.py) sets the answer's
+        ``lift`` even when the low_confidence flag is off.
         """
         from groove.search.request import validate_request
         from groove.search.stages import inert_options
 
         request = validate_request(request)
+        if request.collection is not None:
+            raise InvalidArgument(f"collection: {', '.join(request.collection)} named, but this "
+                                  f"server reads one folder ({self.kb_path.name}) and no "
+                                  "collections; accepted: leave collection out (docs/collections.md)")
         for sentence in inert_options(request, self.config):
             if sentence not in self._said:  # once per process: a server is not flooded
                 self._said.add(sentence)
@@ -416,9 +429,10 @@ class KnowledgeBase:
             return SearchResponse(results=[], low_confidence=False,
                                   filter_applied=filter_applied(request),
                                   index=self.index_state(files=False))
-        return self._search(request, self.embedder)
+        return self._search(request, self.embedder, calibrate=calibrate)
 
-    def _search(self, request: SearchRequest, embedder: Embedder) -> SearchResponse:
+    def _search(self, request: SearchRequest, embedder: Embedder, *,
+                calibrate: bool = False) -> SearchResponse:
         """The answer and the index state, read in one snapshot (one read of the index's
         metadata serves the model check, the generation, the full-text stamp and the counts)."""
         from groove.indexing.indexer import model_mismatch
@@ -437,7 +451,7 @@ class KnowledgeBase:
                 answer = None
                 if store.fulltext_current():
                     try:
-                        answer = self._answer(store, request, embedder)
+                        answer = self._answer(store, request, embedder, calibrate)
                     except FullTextDamaged:
                         answer = None  # (exclusions need it) repaired below, then answered
                     if answer is not None and answer.index is not None \
@@ -448,10 +462,10 @@ class KnowledgeBase:
             if answer is not None and store.fulltext_problem() is not None:
                 return answer  # not repaired (a writer runs): the vector leg's answer, said so
             with store.read_snapshot():
-                return self._answer(store, request, embedder)
+                return self._answer(store, request, embedder, calibrate)
 
-    def _answer(self, store: Store, request: SearchRequest, embedder: Embedder
-                ) -> SearchResponse:
+    def _answer(self, store: Store, request: SearchRequest, embedder: Embedder,
+                calibrate: bool = False) -> SearchResponse:
         from groove.search.notes import filter_notes
         from groove.search.pipeline import run_search
         from groove.search.vectors import VectorIndex
@@ -460,7 +474,8 @@ class KnowledgeBase:
             self._vectors = VectorIndex(store, self.config.search.vectors,
                                         ann_path=self.db_path, model_id=store.meta().model_id)
         response = run_search(store=store, embedder=embedder, config=self.config,
-                              request=request, vectors=self._vectors, scorer=self._scorer)
+                              request=request, vectors=self._vectors, scorer=self._scorer,
+                              calibrate=calibrate)
         response.notes = [*filter_notes(request, declared=store.meta().declared_fields,
                                         documents=self._vectors.documents), *response.notes]
         if response.results:  # one indexed lookup for the returned documents only

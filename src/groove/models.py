@@ -380,6 +380,10 @@ class Hit:
     backlink_count: int | None = None
     #: How the ranking reached this hit, when the request asked (search/explain.py).
     explain: dict[str, Any] | None = None
+    #: The collection the hit comes from, when several are served (None: one folder).
+    collection: str | None = None
+    #: Its score in its own collection's answer, before the merge's weight (collections only).
+    collection_score: float | None = None
 
     def cap_content(self, limit: int = HIT_CONTENT_MAX_CHARS) -> None:
         """Keep the first ``limit`` characters of an over-long content, recording its length."""
@@ -393,7 +397,8 @@ class Hit:
 
     def to_json(self) -> dict[str, Any]:
         """The hit as the response object: optional keys only when set."""
-        out: dict[str, Any] = {
+        out: dict[str, Any] = {} if self.collection is None else {"collection": self.collection}
+        out |= {
             "score": self.score,
             "path": self.path,
             "title": self.title,
@@ -412,7 +417,7 @@ class Hit:
         if self.uri is not None:
             out["uri"] = self.uri
         for key in ("raw_score", "symbol_kind", "scope", "line_start", "line_end",
-                    "backlink_count"):
+                    "backlink_count", "collection_score"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -448,6 +453,13 @@ class SearchResponse:
     #: What the caller should know about the answer, one sentence each: a filter that
     #: can match nothing (search/notes.py). Omitted from JSON when empty.
     notes: list[str] = field(default_factory=list)
+    #: The best match's lift over its index's own cosine distribution (search/confidence.py;
+    #: never in JSON): what collections merge on. None when it was not measured.
+    lift: float | None = None
+    #: The vector leg's best cosine (never in JSON; None: no vector leg ran).
+    top_cosine: float | None = None
+    #: Each searched collection's index state, when several are served (then ``index`` is None).
+    collections: dict[str, IndexState] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -460,6 +472,8 @@ class SearchResponse:
             out["low_confidence_note"] = self.low_confidence_note
         if self.index is not None:
             out["index"] = self.index.to_json()
+        if self.collections is not None:
+            out["collections"] = {name: state.to_json() for name, state in self.collections.items()}
         if self.notes:
             out["notes"] = list(self.notes)
         return out

@@ -11,7 +11,9 @@ from groove.cli import cli
 from groove.cli.options import kb_options
 from groove.cli.progress import make_reporter
 from groove.cli.usage import fail
+from groove.collections import Collections
 from groove.errors import Busy
+from groove.indexing.indexer import IndexSummary
 from groove.kb import KnowledgeBase
 
 
@@ -33,18 +35,36 @@ def _overrides(kwargs: dict) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-wait", is_flag=True,
               help="When another process is writing the index, exit 2 at once instead of waiting.")
-@kb_options(overrides=_overrides, model=True)
-def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool,
-                  no_wait: bool) -> None:
+@kb_options(overrides=_overrides, model=True, collections=True, select=True)
+def index_command(kb: KnowledgeBase | Collections, force: bool, quiet: bool, progress: bool,
+                  as_json: bool, no_wait: bool) -> None:
     """Index the folder incrementally: changed files are re-embedded, renames kept, deletions applied.
 
     Files are written first (searchable by full text at once), then embedded;
     an interrupted run resumes where it stopped. One writer at a time: a
     second one waits for the first, naming it (docs/index-lifecycle.md).
+    With a groove.toml naming collections, every collection is indexed in
+    turn (or those named by --collection), one summary line each.
     """
     if quiet and progress:
         raise click.UsageError("--quiet and --progress contradict each other (--quiet prints only "
                                "the summary, --progress adds a progress display); pass one of them")
+    if isinstance(kb, Collections):
+        summaries = {}
+        for name, one in kb:
+            if not as_json:
+                click.echo(f"{name}: indexing {one.kb_path}", err=True)
+            summaries[name] = _index_one(one, force, quiet, progress, as_json, no_wait,
+                                         label=f"{name}: ")
+        if as_json:
+            click.echo(json.dumps({name: s.to_json() for name, s in summaries.items()}))
+        return
+    _index_one(kb, force, quiet, progress, as_json, no_wait)
+
+
+def _index_one(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, as_json: bool,
+               no_wait: bool, label: str = "") -> IndexSummary:
+    """One knowledge base's run and its summary line (``label`` names its collection)."""
     reporter = make_reporter(quiet=quiet, progress=progress)
     try:
         summary = kb.index(force=force, reporter=reporter, wait=not no_wait)
@@ -53,11 +73,14 @@ def index_command(kb: KnowledgeBase, force: bool, quiet: bool, progress: bool, a
     except KeyboardInterrupt:
         reporter.stop()
         fail(interrupted_message(kb), 130)
-    click.echo(json.dumps(summary.to_json()) if as_json else summary.line())
+    if not (as_json and label):
+        click.echo(json.dumps(summary.to_json()) if as_json else label + summary.line())
     if summary.frontmatter_unparsed and kb.config.index.fail_on_frontmatter_error:
-        fail(f"{summary.frontmatter_unparsed} document(s) with a frontmatter that does not parse "
-             "(indexed without it, tagged frontmatter:unparsed; the warnings above name them) "
-             "and [index] fail_on_frontmatter_error = true: fix them, then run `groove index`", 1)
+        fail(f"{label}{summary.frontmatter_unparsed} document(s) with a frontmatter that does "
+             "not parse (indexed without it, tagged frontmatter:unparsed; the warnings above "
+             "name them) and [index] fail_on_frontmatter_error = true: fix them, then run "
+             "`groove index`", 1)
+    return summary
 
 
 def interrupted_message(kb: KnowledgeBase) -> str:

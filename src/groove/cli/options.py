@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 
 from groove.cli.usage import fail
 from groove.config import GOLDEN_FILENAME
-from groove.errors import GrooveError
+from groove.errors import GrooveError, InvalidArgument
 from groove.rerankers import RERANKERS
 from groove.search.request import (
     SearchRequest,
@@ -50,14 +50,30 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
+COLLECTION_HELP = ("Only this collection of the groove.toml's [collections] (repeat the flag "
+                   "for several; default: all of them).")
+
+
+def collection_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--collection NAME`` (repeatable), for commands without the search flags (``search``
+    gets it from :class:`SearchRequest`'s ``collection`` field, with the same meaning)."""
+    return click.option("--collection", "collection", multiple=True, metavar="NAME",
+                        help=COLLECTION_HELP)(func)
+
+
 def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None, *,
-               model: bool = False) -> Decorator:
+               model: bool = False, collections: bool = False, select: bool = False
+               ) -> Decorator:
     """Add ``--kb-path/--config/--db-path`` and pass ``kb`` (a KnowledgeBase).
 
     ``overrides`` maps the command's own parsed options to config overrides
     (CLI beats groove.toml beats defaults); those options are still passed on.
     ``model=True`` adds ``--model``, the embedding model the command expects
     the index to hold (checked against the index before any model loads).
+    ``collections=True``: the command understands a groove.toml naming
+    collections and is then passed a :class:`~groove.collections.Collections`
+    as ``kb`` (any other command refuses such a file without ``--kb-path``);
+    ``select=True`` adds ``--collection`` and keeps only the named ones.
     """
 
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,21 +87,35 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
         @handle_errors
         def wrapper(kb_path: Path | None, config_path: Path | None, db_path: Path | None,
                     **kwargs: Any) -> Any:
-            from groove.config import load_config
+            from groove.config import load_config, load_settings
             from groove.kb import KnowledgeBase
 
             chosen_model = kwargs.pop("model", None) if model else None
+            names = list(kwargs.pop("collection", ()) or ()) if select else []
             extra = overrides(kwargs) if overrides else {}
             if chosen_model:
                 extra = {**extra, "model": chosen_model}
-            config = load_config(config_path=config_path, kb_path=kb_path, db_path=db_path,
-                                 overrides=extra or None)
-            kb = KnowledgeBase(config)
+            load = load_settings if collections else load_config
+            loaded = load(config_path=config_path, kb_path=kb_path, db_path=db_path,
+                          overrides=extra or None)
+            kb: Any
+            if isinstance(loaded, dict):
+                from groove.collections import Collections
+
+                kb = Collections(loaded, only=names or None)
+            elif names:
+                raise InvalidArgument(f"--collection {names[0]}: no collections are named "
+                                      "(this reads one folder); accepted: a groove.toml with "
+                                      "[collections.NAME] tables (docs/collections.md)")
+            else:
+                kb = KnowledgeBase(loaded)
             try:
                 return func(kb=kb, **kwargs)
             finally:
                 kb.close()
 
+        if select:
+            wrapper = collection_option(wrapper)  # type: ignore[assignment]
         if model:
             from groove.embedders import EMBEDDERS
 

@@ -20,6 +20,9 @@ from groove.config.loading import (
 from groove.config.loading import (
     load_config as load_config,
 )
+from groove.config.loading import (
+    load_settings as load_settings,
+)
 from groove.config.model import (
     ALWAYS_EXCLUDED_DIRS as ALWAYS_EXCLUDED_DIRS,
 )
@@ -115,5 +118,6 @@ __all__ = [
     "discover_config",
     "is_loopback_host",
     "load_config",
+    "load_settings",
     "parse_bind",
 ]

@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from groove.config._util import _absolute, _check_kb_dir, _exists, _get, _is_file
+from groove.config.collections import (
+    check_collection_inside,
+    collection_layer,
+    split_collections,
+)
 from groove.config.compat import upgrade_settings
 from groove.config.messages import _show, _validate
 from groove.config.model import _PATH_KEYS, CONFIG_FILENAME, MAX_GIT_PARENTS, Config, _Settings
@@ -268,7 +273,26 @@ def load_config(*, config_path: StrPath | None = None, kb_path: StrPath | None =
     against ``cwd``, paths in the file against the file's folder; each path may
     be a string or a path object. ``overrides`` is a nested dict in TOML shape
     (``{"watch": {"enabled": False}}``); a None value in it means "not given".
-    Raises ConfigError for every refusal.
+    Raises ConfigError for every refusal; a file naming collections needs
+    ``kb_path`` here (one folder), :func:`load_settings` reads its collections.
+    """
+    loaded = load_settings(config_path=config_path, kb_path=kb_path, db_path=db_path, cwd=cwd,
+                           overrides=overrides)
+    if isinstance(loaded, Config):
+        return loaded
+    raise ConfigError(f"{next(iter(loaded.values())).source}: names collections "
+                      f"({', '.join(loaded)}) and this reads one folder; accepted: --kb-path "
+                      "FOLDER (the file's settings without its collections)")
+
+
+def load_settings(*, config_path: StrPath | None = None, kb_path: StrPath | None = None,
+                  db_path: StrPath | None = None, cwd: StrPath | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> Config | dict[str, Config]:
+    """:func:`load_config`, or one Config per collection when the file names collections.
+
+    A file with ``[collections.NAME]`` tables gives ``{name: Config}`` in the
+    file's order (docs/collections.md); with ``kb_path`` given (``--kb-path``)
+    the collections are set aside and the one folder is read as always.
     """
     config_path, kb_path, db_path = (None if p is None else Path(p)
                                      for p in (config_path, kb_path, db_path))
@@ -283,8 +307,32 @@ def load_config(*, config_path: StrPath | None = None, kb_path: StrPath | None =
                  "untrusted (found by discovery)")
         log.info("using config %s, %s", source, level)
         raw = _read_toml(source)
-    return _build(raw, source=source, trusted=trusted, where=str(source or "defaults"),
-                  kb_path=kb_path, db_path=db_path, cwd=cwd, overrides=overrides)
+    return _build_all(raw, source=source, trusted=trusted, where=str(source or "defaults"),
+                      kb_path=kb_path, db_path=db_path, cwd=cwd, overrides=overrides)
+
+
+def _build_all(raw: dict[str, Any], *, source: Path | None, trusted: bool, where: str,
+               kb_path: Path | None, db_path: Path | None, cwd: Path,
+               overrides: Mapping[str, Any] | None) -> Config | dict[str, Config]:
+    """One Config, or one per collection when ``raw`` names collections and no ``kb_path``
+    was given."""
+    tables = split_collections(raw, where)
+    if tables is None or kb_path is not None:
+        return _build(raw, source=source, trusted=trusted, where=where, kb_path=kb_path,
+                      db_path=db_path, cwd=cwd, overrides=overrides)
+    if db_path is not None:
+        raise ConfigError(f"--db-path: {where} names collections, each with its own index "
+                          "file; accepted: db_path in a [collections.NAME] table, or --kb-path "
+                          "with --db-path for one folder")
+    base = source.parent if source is not None else cwd
+    out: dict[str, Config] = {}
+    for name, table in tables.items():
+        if source is not None and not trusted:
+            check_collection_inside(name, table["kb_path"], base, source)
+        out[name] = _build(collection_layer(raw, table), source=source, trusted=trusted,
+                           where=f"{where} [collections.{name}]", kb_path=None, db_path=None,
+                           cwd=cwd, overrides=overrides)
+    return out
 
 
 def config_from_toml_text(text: str, *, source: Path | None = None, trusted: bool = True,
@@ -299,5 +347,9 @@ def config_from_toml_text(text: str, *, source: Path | None = None, trusted: boo
     cwd = _absolute(cwd or Path.cwd(), Path.cwd())
     where = str(source) if source is not None else "<groove.toml text>"
     raw = _parse_toml(text, where)
-    return _build(raw, source=source, trusted=trusted, where=where,
-                  kb_path=kb_path, db_path=db_path, cwd=cwd, overrides=overrides)
+    loaded = _build_all(raw, source=source, trusted=trusted, where=where,
+                        kb_path=kb_path, db_path=db_path, cwd=cwd, overrides=overrides)
+    if isinstance(loaded, Config):
+        return loaded
+    raise ConfigError(f"{where}: names collections ({', '.join(loaded)}) and this reads one "
+                      "folder; accepted: kb_path (the settings without the collections)")

@@ -42,8 +42,13 @@ Ranked = list[tuple[int, float]]
 
 
 def run_search(*, store: Store, embedder: Embedder, config: Config, request: SearchRequest,
-               vectors: VectorIndex, scorer: Reranker | None = None) -> SearchResponse:
-    """Answer one (already validated) request."""
+               vectors: VectorIndex, scorer: Reranker | None = None,
+               calibrate: bool = False) -> SearchResponse:
+    """Answer one (already validated) request.
+
+    ``calibrate``: measure the best match's lift (search/confidence.py) even when the
+    low_confidence flag is off; collections merge their answers on it.
+    """
     stages = resolve_stages(request, config)
     parsed = parse_query(request.query)
     imputation = config.search.fusion.cross_language_imputation
@@ -82,11 +87,14 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
             hit.match_spans = match_spans(parsed, hit.content, all_languages=stages.all_language_spans)
             if trace is not None:
                 hit.explain = trace.explain(hit.chunk_id, rank, hit.score, hit.raw_score)
-        reason = _confidence_stage(candidates, parsed, stages, vectors, quotes_met=quotes_met)
+        known = evidence(candidates, parsed, vectors) if (
+            calibrate or stages.confidence_ratio > 0) else None
+        reason = _confidence_stage(known, parsed, stages, quotes_met=quotes_met)
         return SearchResponse(results=hits, low_confidence=reason is not None,
                               filter_applied=filter_applied(request), low_confidence_reason=reason,
                               low_confidence_note=REASONS[reason] if reason else None,
-                              notes=notes)
+                              notes=notes, lift=None if known is None else known.lift,
+                              top_cosine=candidates.vector[0][1] if candidates.vector else None)
 
 
 def _min_score_stage(hits: list[Hit], min_score: float | None) -> tuple[list[Hit], list[str]]:
@@ -101,13 +109,13 @@ def _min_score_stage(hits: list[Hit], min_score: float | None) -> tuple[list[Hit
                   "hit(s) scoring below it"]
 
 
-def _confidence_stage(candidates: Candidates, parsed: ParsedQuery, stages: Stages,
-                      vectors: VectorIndex, *, quotes_met: bool) -> str | None:
+def _confidence_stage(known: Evidence | None, parsed: ParsedQuery, stages: Stages, *,
+                      quotes_met: bool) -> str | None:
     """low_confidence's reason (search/confidence.py): no content word, an unmet quote, or
     weak evidence; None when the flag is down."""
-    if stages.confidence_ratio <= 0:
+    if stages.confidence_ratio <= 0 or known is None:
         return None
-    return low_confidence_reason(evidence(candidates, parsed, vectors),
+    return low_confidence_reason(known,
                                  ratio=stages.confidence_ratio, has_content=parsed.has_content,
                                  quotes_met=quotes_met)
 

@@ -208,6 +208,10 @@ class SearchRequest(ArgumentModel):
     explain: bool = Field(
         False, description="Add to every hit how the ranking reached it: each leg's score "
                            "and rank, the fusion, and every later stage that moved it.")
+    collection: Annotated[list[Entry] | None, Flag("--collection")] = Field(
+        None, max_length=MAX_LIST_ENTRIES,
+        description="Search only these collections, by name, when the server serves "
+                    "several (docs/collections.md; default: all of them).")
 
     def replace(self, **changes: Any) -> SearchRequest:
         """A validated copy with ``changes`` applied (the original is left alone)."""
@@ -226,6 +230,14 @@ class SearchRequest(ArgumentModel):
         for glob in globs or []:
             check_glob(glob)
         return globs
+
+    @field_validator("collection")
+    @classmethod
+    def _collection_names(cls, names: list[str] | None) -> list[str] | None:
+        """``[]`` would search nothing; a name is checked against the served ones later."""
+        if names == []:
+            raise ValueError("[] names no collection; leave it out to search all of them")
+        return None if names is None else list(dict.fromkeys(names))
 
     @field_validator("languages")
     @classmethod
