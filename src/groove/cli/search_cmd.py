@@ -12,6 +12,7 @@ from groove.cli.formats import explain_lines, mark_spans
 from groove.cli.options import format_option, kb_options, search_options, search_overrides
 from groove.cli.progress import make_reporter
 from groove.cli.usage import fail
+from groove.collections import Collections
 from groove.kb import KnowledgeBase
 from groove.models import SearchResponse
 from groove.search.request import SearchRequest
@@ -46,8 +47,9 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
                               f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"
         explain = "" if hit.explain is None else "".join(
             f"explain: {line}\n" for line in explain_lines(hit.explain))
+        named = "" if hit.collection is None else f"collection: {hit.collection}\n"
         blocks.append(
-            f"path: {hit.location()}\nheading: {hit.heading or ''}\n{symbol}"
+            f"{named}path: {hit.location()}\nheading: {hit.heading or ''}\n{symbol}"
             f"score: {hit.score:.4f}\n{explain}\n{content}"
         )
     return "\n---\n".join(blocks)
@@ -61,9 +63,10 @@ def highlighted(content: str, spans: list[dict[str, int]] | None) -> str:
 @cli.command("search")
 @click.argument("query")
 @format_option("json", "text", "md", "csv", "files", default="json")
-@kb_options(overrides=search_overrides, model=True)
+@kb_options(overrides=search_overrides, model=True, collections=True)
 @search_options
-def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, fmt: str) -> None:
+def search_command(kb: KnowledgeBase | Collections, base_request: SearchRequest, query: str,
+                   fmt: str) -> None:
     """Search the knowledge base; answers at once from what is indexed.
 
     A folder with no index gets its full-text index first (seconds, progress
@@ -72,6 +75,9 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     from what is indexed so far, with a note on stderr naming `groove index`
     (docs/index-lifecycle.md). --format md is a Markdown list with path:line
     links, csv one row per hit, files the paths alone (for shell pipelines).
+    With a groove.toml naming collections, every collection is searched (or
+    those named by --collection) and each hit names its own; md, csv and files
+    then give each file's full path (docs/collections.md).
 
     Example: groove search --kb-path ~/notes "spawn async tasks" --format md --explain
     """
@@ -84,6 +90,9 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     terminal = fmt == "text" and sys.stdout.isatty()
     if terminal and request.all_language_spans is None:
         request = request.replace(all_language_spans=True)  # people read it: highlight every language
+    if isinstance(kb, Collections):
+        _search_collections(kb, request, fmt, query, terminal)
+        return
     kb.ensure_index(reporter=make_reporter(quiet=False, progress=True), wait=False, finish=False)
     response = kb.search(request)
     if response.index is not None and response.index.state != "missing":
@@ -102,6 +111,39 @@ def search_command(kb: KnowledgeBase, base_request: SearchRequest, query: str, f
     else:
         _low_confidence_note(response)
         click.echo(render_text(response, highlight=terminal))
+
+
+def _search_collections(kbs: Collections, request: SearchRequest, fmt: str, query: str,
+                        terminal: bool) -> None:
+    """``groove search`` over collections: each chosen one gets its full-text index when it
+    has none (as one folder does), then one merged answer."""
+    for name in kbs.chosen(request.collection):
+        kbs[name].ensure_index(reporter=make_reporter(quiet=False, progress=True), wait=False,
+                               finish=False)
+    response = kbs.search(request)
+    for name, state in (response.collections or {}).items():
+        note = state.note()
+        if note:
+            click.echo(f"note: {name}: {note}", err=True)
+    for filter_note in response.notes:
+        click.echo(f"note: {filter_note}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
+        return
+    _low_confidence_note(response)
+    if fmt == "text":
+        click.echo(render_text(response, highlight=terminal))
+        return
+    from groove.cli.formats import render_csv, render_files, render_md
+    from groove.documents.locate import hit_lines
+
+    lines = [hit_lines(kbs[hit.collection or ""], [hit])[0] if fmt != "files" else None
+             for hit in response.results]
+    for hit in response.results:  # a file's full path: the collections' paths may collide
+        hit.path = str(kbs[hit.collection or ""].kb_path / hit.path)
+    text = (render_files(response) if fmt == "files" else
+            render_md(response, query, lines) if fmt == "md" else render_csv(response, lines))
+    click.echo(text, nl=False)
 
 
 def _low_confidence_note(response: SearchResponse) -> None:

@@ -6,6 +6,7 @@ import click
 
 from groove.cli import cli
 from groove.cli.options import kb_options
+from groove.collections import Collections
 from groove.kb import KnowledgeBase
 from groove.rerankers import RERANKERS
 
@@ -45,15 +46,24 @@ def _overrides(kwargs: dict) -> dict:
               help=f"Reranker id for the search tool (overrides groove.toml): {RERANKERS.accepted()}.")
 @click.option("--rerank-by-default/--no-rerank-by-default", default=None,
               help="Whether a search call reranks when it does not say (overrides rerank_by_default).")
-@kb_options(overrides=_overrides, model=True)
-def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bind: str | None,
-                  i_know: bool, no_watch: bool, systemd_socket: bool) -> None:
-    """Serve the knowledge base to MCP clients (builds the index first when there is none)."""
+@kb_options(overrides=_overrides, model=True, collections=True, select=True)
+def serve_command(kb: KnowledgeBase | Collections, transport: str | None, port: int | None,
+                  bind: str | None, i_know: bool, no_watch: bool, systemd_socket: bool) -> None:
+    """Serve the knowledge base to MCP clients (builds the index first when there is none).
+
+    With a groove.toml naming collections, one process serves them all (or
+    those named by --collection), each collection's model loaded once however
+    many collections use it (docs/collections.md).
+    """
     if bind is not None and port is not None:
         raise click.UsageError(f"--bind {bind} and --port {port} both name the port; pass "
                                "--bind HOST:PORT alone, or --port alone to keep the configured host")
     from groove.server import build_in_background, check_systemd_socket, serve
     from groove.server.http import adopt_listener
+
+    collections = kb if isinstance(kb, Collections) else None
+    if isinstance(kb, Collections):
+        kb = next(one for _, one in kb)  # its settings hold the file's server-wide keys
 
     activated = systemd_socket or kb.config.transport.http.systemd_socket
     chosen = transport or ("http" if activated else kb.config.transport.kind)
@@ -61,6 +71,8 @@ def serve_command(kb: KnowledgeBase, transport: str | None, port: int | None, bi
     if activated:  # take (or refuse) the socket before the model loads
         check_systemd_socket(kb, chosen, bind, port)
         listener = adopt_listener(i_know)
-    build_in_background(kb)
+    for one in (list(collections.kbs.values()) if collections is not None else [kb]):
+        build_in_background(one)
     serve(kb, transport=chosen, bind=bind, port=port, i_know=i_know,
-          watch=kb.config.watch.enabled and not no_watch, listener=listener)
+          watch=(collections is not None or kb.config.watch.enabled) and not no_watch,
+          listener=listener, collections=collections)

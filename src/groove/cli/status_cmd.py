@@ -14,6 +14,8 @@ import click
 from groove._logging import escape_controls
 from groove.cli import cli
 from groove.cli.options import format_option, kb_options
+from groove.cli.usage import fail
+from groove.collections import Collections, status_of
 from groove.kb import KnowledgeBase
 
 _LABELS = (
@@ -78,13 +80,42 @@ def _count(value: int | None) -> str:
               help="Wait for the count of changed and skipped files however long the walk of "
                    "the folder takes (by default a folder too large to walk in 0.2 s "
                    "answers 'not counted yet').")
-@kb_options()
-def status_command(kb: KnowledgeBase, fmt: str, count_files: bool) -> None:
-    """Show what the index holds; exit 2 with a message on stderr when there is none."""
+@kb_options(collections=True, select=True)
+def status_command(kb: KnowledgeBase | Collections, fmt: str, count_files: bool) -> None:
+    """Show what the index holds; exit 2 with a message on stderr when there is none.
+
+    With a groove.toml naming collections: one block per collection (JSON: an
+    object by name), a collection without an index saying so in its block.
+    """
+    if isinstance(kb, Collections):
+        _collections_status(kb, fmt, count_files)
+        return
     status = kb.status(count_files=count_files)
     if fmt == "json":
         click.echo(json.dumps(status, ensure_ascii=False, indent=2))
         return
+    _status_lines(status)
+
+
+def _collections_status(kbs: Collections, fmt: str, count_files: bool) -> None:
+    """Every collection's status, by name; exit 2 when none of them has an index."""
+    statuses = status_of(kbs, count_files=count_files)
+    if fmt == "json":
+        click.echo(json.dumps({"collections": statuses}, ensure_ascii=False, indent=2))
+    else:
+        for number, (name, status) in enumerate(statuses.items()):
+            click.echo(("" if number == 0 else "\n") + f"Collection: {name}")
+            click.echo(f"Folder: {status['kb_path']}")
+            if "error" in status:
+                click.echo(f"Error: {status['error']}")
+            else:
+                _status_lines(status)
+    if all("error" in status for status in statuses.values()):
+        fail("no collection has an index: run `groove index`", 2)
+
+
+def _status_lines(status: dict[str, Any]) -> None:
+    """The text form of one knowledge base's status."""
     for key, label in _LABELS:
         value = last_indexed(status) if key == "last_indexed" else status.get(key)
         click.echo(f"{label}: {'never' if value is None else value}")

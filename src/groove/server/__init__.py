@@ -13,6 +13,7 @@ from groove.config.bind import BindAddress
 from groove.errors import ConfigError
 
 if TYPE_CHECKING:
+    from groove.collections import Collections
     from groove.kb import KnowledgeBase
     from groove.server.http import Listener
 
@@ -76,12 +77,14 @@ def check_systemd_socket(kb: KnowledgeBase, transport: str, bind: str | None,
 
 
 def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | None,
-          i_know: bool, watch: bool, listener: Listener | None = None) -> None:
+          i_know: bool, watch: bool, listener: Listener | None = None,
+          collections: Collections | None = None) -> None:
     """Run the MCP server on ``transport`` ("stdio" | "http") until it is stopped.
 
     ``listener``: an HTTP listener already taken (the socket systemd passed,
     :func:`groove.server.http.adopt_listener`); otherwise ``bind``/``port``
-    decide where it listens.
+    decide where it listens. ``collections``: serve all of them (``kb`` is the
+    first, whose settings hold the file's server-wide keys), each watched.
     """
     from groove._logging import configure_logging
     from groove.server.state import ServerState
@@ -89,7 +92,7 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
     configure_logging()
     if transport not in ("stdio", "http"):
         raise ConfigError(f"transport {transport!r} is not one of: stdio, http")
-    state = ServerState(kb)
+    state = ServerState(kb, collections=collections)
     if listener is None and transport == "http":  # refuse a bad or busy address before starting anything
         from groove.server.http import open_listener
 
@@ -98,8 +101,13 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
     if watch:
         from groove.server.watcher import Watcher
 
-        state.watcher = Watcher(kb, on_documents_changed=state.documents_changed)
-        state.watcher.start()
+        watched = dict(collections) if collections is not None else {"": kb}
+        for name, one in watched.items():
+            if collections is not None and not one.config.watch.enabled:
+                continue
+            state.watchers[name] = Watcher(one, on_documents_changed=state.documents_changed)
+            state.watchers[name].start()
+        state.watcher = next(iter(state.watchers.values()), None)
     try:
         if transport == "stdio":
             from groove.server.stdio import serve_stdio
@@ -111,5 +119,5 @@ def serve(kb: KnowledgeBase, *, transport: str, bind: str | None, port: int | No
             assert listener is not None
             serve_http(kb, listener, state=state)
     finally:
-        if state.watcher is not None:
-            state.watcher.stop()
+        for running in state.watchers.values():
+            running.stop()

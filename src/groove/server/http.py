@@ -161,7 +161,12 @@ def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
     address = None if unix else (address or http.address)
     settings = security_settings(config, address)
     gate = TransportSecurityMiddleware(settings)
-    server = build_mcp_server(kb, state)
+    if state.collections is not None:
+        from groove.server.collections_mcp import build_collections_server
+
+        server = build_collections_server(state.collections, state)
+    else:
+        server = build_mcp_server(kb, state)
 
     async def admin_refusal(request: Request) -> Response | None:
         """Loopback peers only, and the same Host/Origin gate as /mcp."""

@@ -18,6 +18,7 @@ from groove._version import __version__
 from groove.errors import Busy
 
 if TYPE_CHECKING:
+    from groove.collections import Collections
     from groove.kb import KnowledgeBase
     from groove.server.notifications import ListChangedNotifier
     from groove.server.watcher import Watcher
@@ -32,6 +33,10 @@ class ServerState:
     started_at: float = field(default_factory=time.time)
     _rebuild_lock: threading.Lock = field(default_factory=threading.Lock)
     _rebuild_started: float | None = None
+    #: The served collections, when the server serves several (``kb`` is then the first).
+    collections: Collections | None = None
+    #: Each collection's watcher, by name (collections only; ``watcher`` is the first's).
+    watchers: dict[str, Watcher] = field(default_factory=dict)
 
     @contextmanager
     def exclusive_rebuild(self) -> Iterator[None]:
@@ -110,6 +115,22 @@ class ServerState:
             uptime_s=round(now - self.started_at, 1),
             pid=os.getpid(),
         )
+        if self.collections is not None:
+            out["collections"] = self.collections_status()
+        return out
+
+    def collections_status(self) -> dict[str, Any]:
+        """Each collection's status fields and watcher state, by name (local paths cut)."""
+        from groove.collections import status_of
+
+        assert self.collections is not None
+        out: dict[str, Any] = {}
+        for name, status in status_of(self.collections, check=False).items():
+            body = without_local_paths(status) if "error" not in status else {
+                "error": status["error"]}
+            watcher = self.watchers.get(name)
+            body["watcher"] = watcher.state if watcher is not None else "off"
+            out[name] = body
         return out
 
 

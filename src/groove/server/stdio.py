@@ -66,7 +66,13 @@ def serve_stdio(kb: KnowledgeBase, *, state: ServerState | None = None) -> None:
     from groove.server.mcp import build_mcp_server
 
     configure_logging()
-    server = build_mcp_server(kb, state or ServerState(kb))
+    state = state or ServerState(kb)
+    if state.collections is not None:
+        from groove.server.collections_mcp import build_collections_server
+
+        server = build_collections_server(state.collections, state)
+    else:
+        server = build_mcp_server(kb, state)
     try:
         anyio.run(_serve, server)
     except BaseException as exc:
