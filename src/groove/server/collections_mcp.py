@@ -40,7 +40,13 @@ from groove.search.request import SearchRequest
 from groove.server import prompts
 from groove.server.mcp import GrooveMCPServer, _check_uri_param, _resource_call
 from groove.server.state import ServerState
-from groove.server.tools import model_input_schema, model_signature, register_tools, tool_errors
+from groove.server.tools import (
+    model_input_schema,
+    model_signature,
+    plain_schema,
+    register_tools,
+    tool_errors,
+)
 
 if TYPE_CHECKING:
     from groove.collections import Collections
@@ -100,7 +106,7 @@ def build_collections_server(collections: Collections, state: ServerState) -> MC
         def add(fn: Any, description: str, schema: dict[str, Any] | None = None,
                 into: dict[str, Tool] = built) -> None:
             tool = Tool.from_function(tool_errors(fn), name=fn.__name__, description=description)
-            tool.parameters = schema if schema is not None else tool.parameters
+            tool.parameters = schema if schema is not None else plain_schema(tool.parameters)
             into[tool.name] = tool
 
         register_tools(add, ServerState(kb, started_at=state.started_at))
