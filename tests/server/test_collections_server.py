@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from _helpers import groove_cmd
+from _helpers import groove_cmd, start_http_server, stop_server
 from mcp import Client, StdioServerParameters
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "collections"
@@ -110,3 +112,25 @@ def test_one_collection_gives_its_own_servers_top_five(served: Path) -> None:
         alone = asyncio.run(search(served / f"single-{name}.toml", {"query": question,
                                                                     "limit": 5}))
         assert together == alone and len(alone) >= 3, name
+
+
+def test_http_status_lists_each_collection_watched_and_the_page_offers_them(served: Path,
+                                                                            tmp_path: Path) -> None:
+    server = start_http_server(served / "groove.toml", tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # the watchers start beside the server
+            status = httpx.get(server.base + "/api/admin/status").json()
+            states = {n: s["watcher"] for n, s in status["collections"].items()}
+            if set(states.values()) == {"watching"} or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        page = httpx.get(server.base + "/ui").text
+        script = httpx.get(server.base + "/ui/ui.js").text
+    finally:
+        stop_server(server)
+    assert list(status["collections"]) == list(TABLES)
+    assert states == dict.fromkeys(TABLES, "watching")  # one watcher per collection
+    assert {n: s["documents"] for n, s in status["collections"].items()} == dict.fromkeys(TABLES, 3)
+    assert {s["kb_path"] for s in status["collections"].values()} == set(TABLES)  # names only
+    assert 'id="collection"' in page and "offerCollections" in script

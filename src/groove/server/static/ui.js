@@ -139,10 +139,24 @@ async function refreshStatus() {
     setText("st-uptime", formatUptime(st.uptime_s));
     setText("st-pid", st.pid);
     band.classList.toggle("error", Boolean(st.error) || st.watcher.state === "error");
+    offerCollections(Object.keys(st.collections || {}));
   } catch (e) {
     band.classList.add("error");
     setText("st-watcher", "status unavailable: " + e.message);
   }
+}
+
+// A server of several collections: the picker lists them ("all collections" first).
+function offerCollections(names) {
+  const picker = document.getElementById("collection");
+  if (!names.length || picker.options.length > 1) return;
+  for (const name of names) {
+    const option = el("option", null, name);
+    option.value = name;
+    picker.append(option);
+  }
+  picker.value = new URLSearchParams(location.search).get("collection") || "";
+  picker.hidden = false;
 }
 
 // Split content at the byte spans: [{text, marked}] pieces, decoded back from UTF-8.
@@ -167,6 +181,7 @@ function renderHit(hit) {
   const li = el("li", "hit");
   const head = el("div", "hit-head");
   head.append(el("span", "hit-score", Number(hit.score).toFixed(4)));
+  if (hit.collection) head.append(el("span", "hit-collection", hit.collection));
   // a source-code hit shows path:line, and its kind and scope beside its name
   const where = hit.line_start ? `${hit.path}:${hit.line_start}` : hit.path;
   head.append(el("span", "hit-path", where));
@@ -208,6 +223,8 @@ function formParams() {
   params.set("q", document.getElementById("q").value.trim());
   const limit = parseInt(document.getElementById("limit").value, 10) || DEFAULT_LIMIT;
   if (limit !== DEFAULT_LIMIT) params.set("limit", String(limit));
+  const collection = document.getElementById("collection").value;
+  if (collection) params.set("collection", collection);
   for (const [name, isList] of FILTERS) {
     const value = document.getElementById("f-" + name).value.trim();
     if (!value) continue;
@@ -221,6 +238,9 @@ function formParams() {
 function fillForm(params) {
   document.getElementById("q").value = params.get("q") || "";
   document.getElementById("limit").value = params.get("limit") || String(DEFAULT_LIMIT);
+  const picker = document.getElementById("collection");
+  const wanted = params.get("collection") || "";
+  if (!picker.hidden || !wanted) picker.value = wanted;
   let anyFilter = false;
   for (const [name, isList] of FILTERS) {
     const values = params.getAll(name).map((v) => v.trim()).filter(Boolean);
@@ -234,6 +254,7 @@ function fillForm(params) {
 function searchArgs(params) {
   const args = { query: params.get("q") || "", limit: parseInt(params.get("limit"), 10) || DEFAULT_LIMIT,
     all_language_spans: true };
+  if (params.get("collection")) args.collection = [params.get("collection")];
   for (const [name, isList] of FILTERS) {
     const values = params.getAll(name);
     if (values.length) args[name] = isList ? values : values[0];
