@@ -253,3 +253,28 @@ def test_collection_flags_without_collections_are_refused(tmp_path: Path,
         KnowledgeBase(load_config(kb_path=tmp_path / "kb")).search(
             SearchRequest(query="starter", collection=["notes"]))
     assert "reads one folder" in str(refused.value)
+
+
+GOLDEN = {"notes-en": ("how often should a sourdough starter be fed", "sourdough.md"),
+          "notes-ja": ("緑茶を淹れるお湯は何度がいい", "ryokucha.md")}
+
+
+def test_eval_doctor_and_tune_take_each_collection_alone(three: Path) -> None:
+    for name, (question, path) in GOLDEN.items():
+        (three / name / ".groove-eval.yml").write_text(
+            f"queries:\n  - id: q1\n    query: {question}\n    expected:\n      - path: {path}\n",
+            encoding="utf-8")
+    assert run("index", "-q", "--config", "groove.toml")[0] == 0
+    code, out, err = run("eval", "--config", "groove.toml", "--collection", "notes-en",
+                         "--collection", "notes-ja", "--format", "json", "--no-history")
+    assert code == 0, err
+    reports = json.loads(out)["collections"]
+    assert list(reports) == ["notes-en", "notes-ja"]
+    assert all(r["metrics"]["recall@1"] == 1.0 for r in reports.values()), reports
+
+    code, out, _ = run("doctor", "--config", "groove.toml", "--format", "json")
+    assert code in (0, 1) and list(json.loads(out)["collections"]) == ["notes-en", "notes-ja",
+                                                                        "code"]
+    code, _, err = run("tune", "--config", "groove.toml")
+    assert code == 2 and "tune suggests one collection's settings" in err
+    assert "--collection NAME" in err

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import BaseModel
@@ -30,6 +30,10 @@ from groove.search.request import (
     fields_from_pairs,
     flag_name,
 )
+
+if TYPE_CHECKING:
+    from groove.collections import Collections
+    from groove.kb import KnowledgeBase
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -234,13 +238,37 @@ def no_color_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def golden_run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """What ``eval`` and ``tune`` share: the golden file, the depth and cut-offs, text or
     JSON, the knowledge base (with ``--reranker``/``--k`` as config overrides) and every
-    search option but ``--limit`` (there it is the depth) and ``--explain``."""
+    search option but ``--limit`` (there it is the depth) and ``--explain``. With a
+    groove.toml naming collections the command is passed a Collections and the request's
+    ``collection`` (:func:`golden_targets` reads them)."""
     for option in (search_options(omit=("limit", "explain")),
-                   kb_options(overrides=eval_overrides, model=True),
+                   kb_options(overrides=eval_overrides, model=True, collections=True),
                    format_option("text", "json", default="text"), no_color_option, depth_options,
                    golden_option):
         func = option(func)
     return func
+
+
+def golden_targets(kb: KnowledgeBase | Collections, request: SearchRequest,
+                   golden: Path | None, command: str
+                   ) -> list[tuple[str | None, KnowledgeBase, SearchRequest]]:
+    """What ``eval``/``tune`` run on: ``[(collection or None, knowledge base, request)]``.
+
+    One folder: itself. Collections: each chosen one (``--collection``), searched
+    alone with its own golden file; ``--golden`` names one file, so it needs one
+    collection, and so does ``tune`` (its suggestion is one collection's settings).
+    """
+    from groove.collections import Collections
+
+    if not isinstance(kb, Collections):
+        return [(None, kb, request)]
+    chosen = kb.chosen(request.collection)
+    if len(chosen) > 1 and (golden is not None or command == "tune"):
+        why = "--golden names one file" if golden is not None else "tune suggests one collection's settings"
+        raise InvalidArgument(f"{command}: {why}; accepted: --collection NAME with one of "
+                              f"{', '.join(chosen)}")
+    alone = request.replace(collection=None)
+    return [(name, kb[name], alone) for name in chosen]
 
 
 def eval_overrides(kwargs: dict[str, Any]) -> dict[str, Any]:
