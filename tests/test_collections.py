@@ -278,3 +278,29 @@ def test_eval_doctor_and_tune_take_each_collection_alone(three: Path) -> None:
     code, _, err = run("tune", "--config", "groove.toml")
     assert code == 2 and "tune suggests one collection's settings" in err
     assert "--collection NAME" in err
+
+
+def test_one_service_serves_every_collection_of_its_file(three: Path, tmp_path: Path) -> None:
+    from groove.service.systemd import parse_exec
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path / "home"),
+           "XDG_RUNTIME_DIR": str(tmp_path / "no-runtime"),
+           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"}
+
+    def groove(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+        return result.exit_code, result.output
+
+    code, out = groove("service", "install", "--config", "groove.toml", "--port", "3918")
+    assert code == 0, out
+    unit = tmp_path / "config" / "systemd" / "user" / f"groove-{three.name}.service"
+    exec_line = next(line for line in unit.read_text().splitlines()
+                     if line.startswith("ExecStart="))
+    argv = parse_exec(exec_line.removeprefix("ExecStart="))
+    assert argv[argv.index("serve"):] == ["serve", "--transport", "http", "--config",
+                                          str(three / "groove.toml"), "--bind", "127.0.0.1:3918"]
+    code, out = groove("service", "status", "--config", "groove.toml", "--format", "json")
+    info = json.loads(out)  # found again by its file (not installed as running: exit 1 is fine)
+    assert info["kb_path"] == str(three) and info["port"] == 3918
+    code, out = groove("service", "uninstall", "--config", "groove.toml", "--purge", "--yes")
+    assert code == 0 and "removed" in out and "left the index files alone" in out

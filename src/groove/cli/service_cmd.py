@@ -12,6 +12,7 @@ import click
 from groove.cli import cli
 from groove.cli.options import format_option, handle_errors, kb_options
 from groove.cli.usage import fail
+from groove.collections import Collections
 from groove.kb import KnowledgeBase
 
 _MANAGER = click.option(
@@ -52,12 +53,16 @@ NO_TRAY = ("groove has no tray icon; `groove service status` shows whether the s
                    "service starts on the first connection and serves on the socket it is "
                    "passed (serve --systemd-socket).")
 @_MANAGER
-@kb_options()
-def install_command(kb: KnowledgeBase, name: str | None, port: int | None, bind: str | None,
+@kb_options(collections=True)
+def install_command(kb: KnowledgeBase | Collections, name: str | None, port: int | None, bind: str | None,
                     i_know: bool, no_auto_start: bool, force: bool, with_tray: bool,
                     dry_run: bool, socket_unit: bool, manager: str | None) -> None:
-    """Install (and start, when a service manager runs) `groove serve --transport http` for this KB."""
-    from groove.service import backend_for, install, spec_for
+    """Install (and start, when a service manager runs) `groove serve --transport http` for this KB.
+
+    With a groove.toml naming collections (given with --config), the service
+    serves every collection it names from one process.
+    """
+    from groove.service import backend_for, install, spec_for, spec_for_collections
 
     if bind is not None and port is not None:
         raise click.UsageError(f"--bind {bind} and --port {port} both name the port; pass "
@@ -69,8 +74,12 @@ def install_command(kb: KnowledgeBase, name: str | None, port: int | None, bind:
     if socket_unit and backend.kind != "systemd":
         raise click.UsageError("--socket writes a systemd .socket unit; launchd does not pass "
                                "sockets the way `serve --systemd-socket` takes them")
-    spec = spec_for(kb.config, name=name, port=port, bind=bind, i_know=i_know,
-                    socket=socket_unit)
+    if isinstance(kb, Collections):
+        spec = spec_for_collections(kb.configs, name=name, port=port, bind=bind, i_know=i_know,
+                                    socket=socket_unit)
+    else:
+        spec = spec_for(kb.config, name=name, port=port, bind=bind, i_know=i_know,
+                        socket=socket_unit)
     if dry_run:
         for extra, text in backend.companion_files(spec).items():
             click.echo(f"# {extra}")
@@ -86,9 +95,14 @@ def _kb_folder(kb_path: Path | None, config_path: Path | None, name: str | None)
     """The KB to look a service up by when no --name is given (the current one by default)."""
     if name is not None:
         return None
-    from groove.config import load_config
+    from groove.config import load_settings
 
-    return load_config(config_path=config_path, kb_path=kb_path).kb_path
+    loaded = load_settings(config_path=config_path, kb_path=kb_path)
+    if isinstance(loaded, dict):  # a collections service is known by its file's folder
+        source = next(iter(loaded.values())).source
+        assert source is not None
+        return source.resolve().parent
+    return loaded.kb_path
 
 
 def _lookup_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -24,7 +24,8 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,24 @@ def spec_for(config: Config, *, name: str | None = None, port: int | None = None
         python=python or sys.executable,
         socket=socket,
     )
+
+
+def spec_for_collections(configs: Mapping[str, Config], **options: Any) -> ServiceSpec:
+    """The service serving every collection of one trusted groove.toml (docs/collections.md).
+
+    The same rules as :func:`spec_for`, read from the first collection (the
+    file's server-wide keys are every collection's); the service runs
+    ``serve --config FILE`` with no folder of its own, and is named after the
+    file's folder unless ``name`` is given.
+    """
+    first = next(iter(configs.values()))
+    if first.source is None:
+        raise ConfigError("collections come from a groove.toml; pass --config FILE")
+    spec = spec_for(first, **options)
+    home = check_path_arg(first.source.resolve().parent, "--config folder")
+    name = options.get("name")
+    return replace(spec, kb_path=home, db_path=None, collections=True,
+                   name=check_name(name) if name is not None else default_name(home))
 
 
 @dataclass
@@ -290,7 +309,11 @@ def uninstall(backend: Backend, *, name: str | None, kb_path: Path | None,
         out.messages.append("no service manager is running here: if the service runs "
                             "elsewhere, stop it there with: "
                             + " && ".join(" ".join(c) for c in backend.stop_commands(service)))
-    if purge:
+    if purge and spec.collections:
+        out.messages.append("note: --purge left the index files alone: this service served "
+                            "collections, each with its own index in its folder (delete them "
+                            "there, never the notes)")
+    elif purge:
         for target in purge_targets(spec):
             if target.is_file() and not target.is_symlink():
                 target.unlink()

@@ -77,6 +77,9 @@ class ServiceSpec:
     #: Socket activation: the service manager binds ``bind`` (a .socket unit) and
     #: groove serves on the socket it passes (``serve --systemd-socket``).
     socket: bool = False
+    #: The service serves the collections its ``--config`` names (docs/collections.md);
+    #: ``kb_path`` is then that file's folder and the command line has no ``--kb-path``.
+    collections: bool = False
 
     @property
     def port(self) -> int:
@@ -92,7 +95,8 @@ class ServiceSpec:
         args = [self.python, *MODULE_ARGS, "serve", "--transport", "http"]
         if self.config_path is not None:
             args += ["--config", str(self.config_path)]
-        args += ["--kb-path", str(self.kb_path)]
+        if not self.collections:
+            args += ["--kb-path", str(self.kb_path)]
         if self.db_path is not None:
             args += ["--db-path", str(self.db_path)]
         args += ["--systemd-socket"] if self.socket else ["--bind", str(self.bind)]
@@ -119,6 +123,9 @@ class ServiceSpec:
             opts["--bind"] = str(listen)
         for flag, value in zip(rest[::2], rest[1::2], strict=False):
             opts[flag] = value
+        collections = "--kb-path" not in opts and "--config" in opts
+        if collections:  # a collections service: its KB is its file's folder
+            opts["--kb-path"] = str(Path(opts["--config"]).parent)
         if "--kb-path" not in opts or "--bind" not in opts:
             return None
         try:
@@ -128,4 +135,4 @@ class ServiceSpec:
         return cls(name=name, kb_path=Path(opts["--kb-path"]), bind=bind,
                    config_path=Path(opts["--config"]) if "--config" in opts else None,
                    db_path=Path(opts["--db-path"]) if "--db-path" in opts else None,
-                   python=argv[0], i_know=i_know, socket=socket)
+                   python=argv[0], i_know=i_know, socket=socket, collections=collections)
