@@ -96,7 +96,12 @@ def _opt_text(value: str | None) -> str | None:
     return value if value else None
 
 
-def model_signature(model: type[BaseModel] = SearchRequest) -> inspect.Signature:
+#: Search arguments a single-folder server does not offer (they name collections).
+SINGLE_FOLDER_OMIT = ("collection",)
+
+
+def model_signature(model: type[BaseModel] = SearchRequest,
+                    omit: tuple[str, ...] = ()) -> inspect.Signature:
     """A tool's parameters: one per field of its argument model, types only.
 
     The SDK validates nothing here (every type is ``Any``), so every refusal,
@@ -108,14 +113,18 @@ def model_signature(model: type[BaseModel] = SearchRequest) -> inspect.Signature
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                           annotation=str if info.annotation is str else Any,
                           default=inspect.Parameter.empty if info.is_required() else info.default)
-        for name, info in model.model_fields.items()
+        for name, info in model.model_fields.items() if name not in omit
     ], return_annotation=dict[str, Any])
 
 
 def model_input_schema(model: type[BaseModel] = SearchRequest,
-                       title: str = "searchArguments") -> dict[str, Any]:
-    """The advertised schema of a tool, generated from its argument model (no unions)."""
+                       title: str = "searchArguments",
+                       omit: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The advertised schema of a tool, generated from its argument model (no unions),
+    without the fields in ``omit``."""
     schema = model.model_json_schema()
+    for name in omit:
+        schema["properties"].pop(name, None)
     schema.pop("additionalProperties", None)
     schema.pop("description", None)
     schema["title"] = title
@@ -137,7 +146,8 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         # loop only moves bytes (docs/deployment.md, "Latency").
         return await anyio.to_thread.run_sync(lambda: with_uris(kb, kb.search(request)))
 
-    search.__signature__ = model_signature(SearchRequest)  # type: ignore[attr-defined]
+    search.__signature__ = model_signature(  # type: ignore[attr-defined]
+        SearchRequest, SINGLE_FOLDER_OMIT)
 
     async def get_document(
         path: Annotated[str, Field(description="Document path relative to the KB root, as in search results; 'path:120' or 'path:120-140' gives a line window.")],
@@ -202,7 +212,7 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
                 "paths. low_confidence=true means 'the knowledge base probably does not answer "
                 "this'; low_confidence_reason says why (no_content_word, quote_not_found, "
                 "legs_disagree).",
-        schema=model_input_schema(SearchRequest, "searchArguments"))
+        schema=model_input_schema(SearchRequest, "searchArguments", SINGLE_FOLDER_OMIT))
     add(get_document, "Full text and metadata of one indexed document (text capped at "
                       f"{DOCUMENT_TEXT_CAP_LABEL}), with the links written in it and the "
                       "links to it (backlinks).")
