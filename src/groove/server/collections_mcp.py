@@ -39,6 +39,7 @@ from groove.paths import DOC_URI_PREFIX
 from groove.search.request import SearchRequest
 from groove.server import prompts
 from groove.server.mcp import GrooveMCPServer, _check_uri_param, _resource_call
+from groove.server.notifications import ListChangedNotifier
 from groove.server.state import ServerState
 from groove.server.tools import (
     model_input_schema,
@@ -116,8 +117,11 @@ def build_collections_server(collections: Collections, state: ServerState) -> MC
     for tool_name, template in per_collection[names[0]].items():
         if tool_name != "search":
             tools.append(_dispatcher(tool_name, template, per_collection, names))
+    notifier = ListChangedNotifier()  # the watchers say when a collection's documents change
+    state.notifier = notifier
     server = CollectionsMCPServer(state, collections, name="groove", version=__version__,
-                                  instructions=INSTRUCTIONS, tools=tools)
+                                  instructions=INSTRUCTIONS, tools=tools,
+                                  middleware=[notifier], subscriptions=notifier.bus)
     for fn in prompts.PROMPTS:
         server.prompt()(fn)
     _register_resources(server, collections)
