@@ -21,6 +21,8 @@ import pytest
 from _helpers import groove_cmd, start_http_server, stop_server
 from mcp import Client, StdioServerParameters
 
+from _browser import launch_browser, needs_chromium
+
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "collections"
 CODE_PARSERS = 'parsers.enabled = ["python"]\n'
 TABLES = {"notes-en": "", "notes-ja": "", "code": CODE_PARSERS}
@@ -134,3 +136,26 @@ def test_http_status_lists_each_collection_watched_and_the_page_offers_them(serv
     assert {n: s["documents"] for n, s in status["collections"].items()} == dict.fromkeys(TABLES, 3)
     assert {s["kb_path"] for s in status["collections"].values()} == set(TABLES)  # names only
     assert 'id="collection"' in page and "offerCollections" in script
+
+
+@needs_chromium
+def test_the_page_searches_the_collection_picked(served: Path, tmp_path: Path) -> None:
+    server = start_http_server(served / "groove.toml", tmp_path, "--no-watch")
+    try:
+        for browser in launch_browser():
+            page = browser.new_context().new_page()
+            page.goto(server.base + "/ui")
+            page.wait_for_selector("#collection:not([hidden])", timeout=15_000)
+            assert page.locator("#collection option").all_text_contents() == [
+                "all collections", *TABLES]
+            page.select_option("#collection", "notes-en")
+            page.fill("#q", QUESTIONS["code"][0])  # asked of the collection that lacks it
+            page.click("button[type=submit]")
+            page.wait_for_function("() => document.getElementById('results').dataset.state"
+                                   " === 'done'", timeout=30_000)
+            named = page.locator("#results .hit-collection").all_text_contents()
+            address = page.url
+    finally:
+        stop_server(server)
+    assert named and set(named) == {"notes-en"}
+    assert "collection=notes-en" in address  # the choice is in the address, as every filter
