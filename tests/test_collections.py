@@ -221,6 +221,10 @@ def test_index_search_and_status_over_three_collections(three: Path) -> None:
                        "--collection", "notes-en", "--format", "text")
     assert code == 0 and "collection: notes-en" in out and "collection: code" not in out
 
+    code, out, _ = run("search", asked["notes-en"], "--config", "groove.toml", "--format", "files")
+    first_file = Path(out.splitlines()[0])  # a full path: two collections may share a name
+    assert code == 0 and first_file == (three / "notes-en" / "sourdough.md").resolve()
+
     code, out, err = run("search", "x", "--config", "groove.toml", "--collection", "nope")
     assert code == 2 and "'nope' is not a collection here; accepted: notes-en, notes-ja, code" in err
 
