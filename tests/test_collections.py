@@ -10,6 +10,7 @@ import math
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -21,6 +22,7 @@ from groove.collections import (
     COSINE_SHARPNESS,
     Collections,
     EmbedderPool,
+    SharedModel,
     collection_weights,
     merge_answers,
     merge_hits,
@@ -197,6 +199,36 @@ def test_collections_with_one_model_share_one_loaded_copy(three: Path) -> None:
     try:
         models = {id(kb._load_embedder()) for _, kb in kbs}
         assert len(models) == 1 and pool.loaded == 1
+    finally:
+        kbs.close()
+
+
+def test_a_search_over_three_collections_embeds_the_question_once(three: Path) -> None:
+    configs = load_settings(config_path=three / "groove.toml")
+    assert isinstance(configs, dict)
+    kbs = Collections(configs)
+    try:
+        for _, kb in kbs:
+            kb.index()
+        shared = kbs["notes-en"]._load_embedder()
+        assert isinstance(shared, SharedModel)
+        asked: list[str] = []
+        model_query = shared.model.embed_query
+
+        def counted(text: str) -> np.ndarray:
+            asked.append(text)
+            return model_query(text)
+
+        shared.model.embed_query = counted  # type: ignore[method-assign]
+        first = kbs.search(SearchRequest(query="how warm should the water for green tea be"))
+        assert len(asked) == 1 and {hit.collection for hit in first.results} >= {"notes-ja"}
+        again = kbs.search(SearchRequest(query="how warm should the water for green tea be"))
+        assert len(asked) == 1
+        assert [(h.collection, h.path) for h in again.results] == [
+            (h.collection, h.path) for h in first.results]
+        vector = shared.embed_query("a question")
+        vector[:] = 0.0  # a caller changing its copy changes nobody else's
+        assert np.linalg.norm(shared.embed_query("a question")) == pytest.approx(1.0, abs=1e-3)
     finally:
         kbs.close()
 

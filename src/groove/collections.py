@@ -33,9 +33,12 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import numpy as np
 
 from groove.config import Config
 from groove.embedders.base import Embedder
@@ -83,15 +86,71 @@ class EmbedderPool:
         key = self.key(config)
         with self._lock:
             if key not in self._loaded:
-                self._loaded[key] = get_embedder(
+                self._loaded[key] = SharedModel(get_embedder(
                     config.model, cache_dir=config.model_cache_dir, settings=config.embedder,
-                    engine=config.embedding_engine)
+                    engine=config.embedding_engine))
             return self._loaded[key]
 
     @property
     def loaded(self) -> int:
         """How many distinct models are in memory now."""
         return len(self._loaded)
+
+
+class SharedModel(Embedder):
+    """One loaded model seen by several collections: a question is embedded once for all.
+
+    A search over collections asks each collection's pipeline for the same
+    question's vector, one after the other; the few most recent questions'
+    vectors are kept (a copy is handed out, so no caller can change another's),
+    so the second and third collections cost no model time. Everything else is
+    the wrapped model's.
+    """
+
+    #: How many recent questions' vectors are kept (a search asks for one).
+    RECENT = 8
+
+    def __init__(self, model: Embedder) -> None:
+        self.model = model
+        self.model_id, self.dim = model.model_id, model.dim
+        self.max_input_tokens, self.downloads = model.max_input_tokens, model.downloads
+        self.source, self.engine = model.source, model.engine
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            known = self._recent.get(text)
+            if known is not None:
+                self._recent.move_to_end(text)
+                return known.copy()
+        vector = self.model.embed_query(text)
+        with self._lock:
+            self._recent[text] = vector.copy()
+            while len(self._recent) > self.RECENT:
+                self._recent.popitem(last=False)
+        return vector
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.model.embed_passages(texts)
+
+    def probe(self) -> None:
+        self.model.probe()
+
+    def expect_dim(self, dim: int | None) -> None:
+        self.model.expect_dim(dim)
+
+    def token_count(self, text: str) -> int:
+        return self.model.token_count(text)
+
+    def token_floor(self, text: str) -> int:
+        return self.model.token_floor(text)
+
+    def token_ceiling(self, text: str) -> int | None:
+        return self.model.token_ceiling(text)
+
+    def close(self) -> None:
+        self.model.close()
 
 
 class Collections:
