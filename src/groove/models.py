@@ -35,6 +35,20 @@ def passage_text(context: str, content: str) -> str:
     return f"{context}\n\n{content}" if context else content
 
 
+#: The other spelling of a line range's keys (GrooveSeek's): every answer that carries
+#: ``line_start``/``line_end`` carries these too, with the same values, and the tools
+#: that take a line range accept either (docs/search.md, "Line numbers").
+LINE_ALIASES = {"line_start": "start_line", "line_end": "end_line"}
+
+
+def with_line_aliases(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with ``start_line``/``end_line`` beside the ``line_start``/``line_end`` it has."""
+    for key, alias in LINE_ALIASES.items():
+        if out.get(key) is not None:
+            out[alias] = out[key]
+    return out
+
+
 def estimated_tokens(text: str) -> int:
     """A chunk's tokens when its exact count is not stored yet: UTF-8 bytes / 4.
 
@@ -416,6 +430,7 @@ class Hit:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        with_line_aliases(out)
         cut = self.content_cut()
         if cut is not None:
             out["content_cut"] = cut
