@@ -220,6 +220,12 @@ class ParsedDocument:
     links: list[Link] = field(default_factory=list)
     #: Other names the document answers to as a link target (frontmatter ``aliases:``).
     aliases: tuple[str, ...] = ()
+    #: The text the sections were cut from, when its lines are the file's lines
+    #: (Markdown, plain text; None for extracted formats), and the file line it
+    #: starts at: the prose chunks' line numbers are found in it
+    #: (:mod:`groove.indexing.prose_lines`).
+    line_text: str | None = None
+    line_text_start: int = 1
 
 
 @dataclass(frozen=True)
@@ -382,8 +388,13 @@ class Hit:
     uri: str | None = None
     symbol_kind: str | None = None
     scope: str | None = None
+    #: The hit's first and last line in its file (source code and text formats; absent
+    #: for extracted formats such as PDF, and for prose indexed before groove kept them).
     line_start: int | None = None
     line_end: int | None = None
+    #: The document's language (a parser id) for a source file, whose text is shown
+    #: verbatim; None for prose. Not part of the JSON answer.
+    language: str | None = None
     #: The score a later stage reordered this hit against (quotes first, the same-document
     #: margin, translations, MMR): ``score`` is then capped at the score of the hit above it,
     #: so scores never increase down the list, and this keeps the stage's own score.
@@ -402,7 +413,7 @@ class Hit:
             self.content = self.content[:limit]
 
     def location(self) -> str:
-        """``path:line`` for a source-code hit, the path alone otherwise."""
+        """``path:line`` for a hit that knows its first line, the path alone otherwise."""
         return self.path if self.line_start is None else f"{self.path}:{self.line_start}"
 
     def to_json(self) -> dict[str, Any]:
