@@ -132,15 +132,18 @@ def test_mcp_search_and_get_document_speak_both_spellings_of_a_line_range(harbou
                 "line_end": hit["line_end"]})
             both = await client.call_tool("get_document", {
                 "path": hit["path"], "line_start": 2, "start_line": 3})
-            return hit, by_alias, by_name, both
+            several = await client.call_tool("multi_get", {"paths": [f"{hit['path']}:13"]})
+            return hit, by_alias, by_name, both, several
 
-    hit, by_alias, by_name, both = asyncio.run(go())
+    hit, by_alias, by_name, both, several = asyncio.run(go())
     assert (hit["line_start"], hit["line_end"]) == (hit["start_line"], hit["end_line"]) == (13, 13)
     doc = by_alias.structured_content
     assert doc["text"] == WINTER and doc == by_name.structured_content
     assert (doc["line_start"], doc["line_end"], doc["start_line"], doc["end_line"]) == (
         13, 13, 13, 13)
     assert both.is_error and "line_start (2) and start_line (3) disagree" in both.content[0].text
+    part = several.structured_content["documents"][0]
+    assert (part["line_start"], part["start_line"], part["end_line"]) == (13, 13, 13)
 
 
 def test_an_index_built_before_prose_lines_gets_them_on_its_next_run(harbour):
