@@ -108,9 +108,15 @@ def pinned_versions(golden: Path = GOLDEN) -> dict[str, str]:
     return pins
 
 
-def installed_versions() -> dict[str, str]:
-    """The installed version of every source's distribution."""
-    return {s.distribution: importlib.metadata.version(s.distribution) for s in SOURCES}
+def installed_versions() -> dict[str, str | None]:
+    """The installed version of every source's distribution (None: not installed)."""
+    out: dict[str, str | None] = {}
+    for source in SOURCES:
+        try:
+            out[source.distribution] = importlib.metadata.version(source.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            out[source.distribution] = None
+    return out
 
 
 def version_warnings(golden: Path = GOLDEN) -> list[str]:
@@ -119,7 +125,9 @@ def version_warnings(golden: Path = GOLDEN) -> list[str]:
     out: list[str] = []
     for name, version in installed_versions().items():
         pinned = pins.get(name)
-        if pinned is None:
+        if version is None:
+            out.append(f"{name} is not installed: pip install -e '.[test]'")
+        elif pinned is None:
             out.append(f"{golden.name} pins no version of {name} (installed: {version})")
         elif pinned != version:
             out.append(f"{name} {version} is installed but the questions were written against "
