@@ -65,6 +65,22 @@ def test_a_plain_text_file_and_a_split_section_keep_their_lines():
     assert_lines_hold(text, chunks)
 
 
+def test_pieces_of_one_long_line_all_open_at_that_line():
+    text = "Intro line.\n\n" + " ".join(f"word{i}" for i in range(600)) + "\n\nLast line.\n"
+    chunks = chunks_of(text, "notes/long.txt", max_tokens=60)
+    assert len(chunks) > 3
+    assert {(c.line_start, c.line_end) for c in chunks[1:-1]} <= {(3, 3), (1, 3), (3, 5)}
+    assert_lines_hold(text, chunks)
+
+
+def test_a_line_repeated_across_two_chunks_is_found_at_its_second_place():
+    block = "\n".join(f"Step {i}: turn the valve by a quarter and wait for the gauge." for i in range(6))
+    text = f"# First\n\n{block}\n\n---\n\n# Second\n\n---\n\n{block}\n"
+    chunks = chunks_of(text)
+    assert [(c.heading, c.line_start, c.line_end) for c in chunks] == [
+        ("First", 3, 10), ("Second", 14, 21)]
+
+
 def test_an_excluded_section_is_skipped_and_the_next_one_still_finds_its_lines():
     text = "# Notes\n\nKeep this.\n\n## Changelog\n\nKeep this.\n\n## Usage\n\nRun it.\n"
     chunks = chunks_of(text, exclude=["Changelog"])
@@ -84,6 +100,8 @@ _block = st.one_of(
     st.builds(lambda level, title: f"{'#' * level} {title}", st.integers(1, 3), _words),
     st.lists(_words, min_size=1, max_size=4).map("\n".join),
     st.just("```\n# not a heading\ncode()\n```"),
+    st.just("---"),
+    st.just(" ".join(["long"] * 90)),
     st.just(""),
 )
 

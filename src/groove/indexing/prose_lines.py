@@ -6,8 +6,9 @@ chunk is a section's text, tidied (blank edge lines dropped, paragraphs
 packed, stub sections folded together), so its lines are found in the text
 the sections were read from: the chunks come in file order, and each chunk's
 first and last non-blank lines are looked for from where the previous chunk
-ended. A line is found as itself (stripped) or, for a line the chunker had to
-cut by characters, as the source line that contains that piece; a chunk whose
+ended. A line is found as itself (stripped) below the line found before it,
+or, for a line the chunker had to cut by characters, as the source line that
+contains that piece (which its neighbouring pieces share); a chunk whose
 lines are not found keeps no line numbers rather than wrong ones.
 
 The work is one forward pass over the file's lines for the whole document
@@ -34,24 +35,25 @@ def with_prose_lines(chunks: Sequence[Chunk], text: str, first_line: int = 1) ->
     line its first line is (a Markdown body starts after its frontmatter).
     """
     lines = [line.strip() for line in text.split("\n")]
-    cursor = 0
+    previous: int | None = None  # the line the previous chunk ended on
     out: list[Chunk] = []
     for chunk in chunks:
         wanted = [line.strip() for line in chunk.content.split("\n") if line.strip()]
-        span = _locate(lines, wanted, cursor) if wanted else None
+        span = _locate(lines, wanted, previous) if wanted else None
         if span is None:
             out.append(chunk)
             continue
         first, last = span
-        cursor = last  # the next chunk may start on this line (a line cut in two)
+        previous = last
         out.append(dataclasses.replace(chunk, line_start=first + first_line,
                                        line_end=last + first_line))
     return out
 
 
-def _locate(lines: Sequence[str], wanted: Sequence[str], cursor: int) -> tuple[int, int] | None:
-    """(first, last) 0-based indexes of ``wanted``'s first and last lines from ``cursor``."""
-    first = _find(lines, wanted[0], cursor)
+def _locate(lines: Sequence[str], wanted: Sequence[str], previous: int | None
+            ) -> tuple[int, int] | None:
+    """(first, last) 0-based indexes of ``wanted``'s first and last lines, after ``previous``."""
+    first = _find(lines, wanted[0], previous)
     if first is None:
         return None
     last = first
@@ -63,13 +65,16 @@ def _locate(lines: Sequence[str], wanted: Sequence[str], cursor: int) -> tuple[i
     return first, last
 
 
-def _find(lines: Sequence[str], piece: str, start: int) -> int | None:
-    """The first line at or after ``start`` that is ``piece``, else one that holds it."""
+def _find(lines: Sequence[str], piece: str, after: int | None) -> int | None:
+    """The first line below ``after`` that is ``piece``; else the first from ``after`` on
+    that holds it (a piece of a line cut by characters shares that line with its
+    neighbours; None: from the top)."""
+    start = 0 if after is None else after + 1
     stop = min(len(lines), start + LOOKAHEAD)
     for i in range(start, stop):
         if lines[i] == piece:
             return i
-    for i in range(start, stop):
+    for i in range(0 if after is None else after, stop):
         if piece in lines[i]:
             return i
     return None
