@@ -15,6 +15,11 @@ a fact in a long section or a table; ``all`` for every question):
 * ``mrr``: one over the rank of the first expected section;
 * the same three at document level (``doc_…``: the expected file, any section);
 * ``low_confidence``: the share of these answerable questions flagged;
+* ``hit@5`` (and ``doc_hit@5``): whether any expected entry is in the top 5;
+* for the code set only, the baseline a developer without groove has: BM25
+  over whole files with identifiers split (``bm25_file_hit@1``, ``…hit@5``,
+  ``…mrr``; benchmarks/code_corpus.py), printed in a second table beside
+  groove's definition-level hit@1, hit@5 and MRR and its file-level hit@1;
 
 and, per set, ``unanswerable_low_confidence``: the share of its unanswerable
 questions flagged. Each set is also split into two halves by question id
@@ -54,6 +59,7 @@ SHARED = ROOT.parent / "shared" / "eval"
 BASELINE = HERE / "quality-baseline.json"
 sys.path.insert(0, str(HERE))
 
+import code_corpus  # noqa: E402
 from ablation import CachingEmbedder, _tree_digest  # noqa: E402
 from kbcache import source_hash  # noqa: E402
 
@@ -89,6 +95,11 @@ class EvalSet:
     overrides: dict[str, Any]
     #: Builds the folder to index into the given path (default: a copy of ``source``).
     build: Callable[[Path], None] | None = None
+    #: Names what ``build`` makes, for the index cache (default: a hash of ``source``).
+    digest: Callable[[], str] | None = None
+    #: Also rank whole files with :class:`code_corpus.FileBM25` (the baseline of
+    #: the code set: what a developer without groove has).
+    file_baseline: bool = False
 
 
 def eval_sets() -> dict[str, EvalSet]:
@@ -109,18 +120,10 @@ def eval_sets() -> dict[str, EvalSet]:
 
 
 def _code_set() -> EvalSet:
-    """groove's own source and the installed click package (benchmarks/code_golden.yml)."""
-    import click
-
-    click_src = Path(click.__file__).parent
-
-    def build(folder: Path) -> None:
-        ignore = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(ROOT / "src" / "groove", folder / "groove", ignore=ignore)
-        shutil.copytree(click_src, folder / "click", ignore=ignore)
-
-    return EvalSet("code", ROOT / "src" / "groove", HERE / "code_golden.yml", None,
-                   {"parsers": {"enabled": ["md", "python"]}}, build)
+    """Installed click (Python) and playwright's driver (JavaScript): benchmarks/code_corpus.py."""
+    return EvalSet("code", code_corpus.GOLDEN.parent, code_corpus.GOLDEN, None,
+                   {"parsers": {"enabled": list(code_corpus.LANGUAGES)}}, code_corpus.build,
+                   digest=code_corpus.digest, file_baseline=True)
 
 
 def half_of(query_id: str) -> str:
@@ -137,7 +140,7 @@ def category_of(query_id: str) -> str:
 def open_kb(spec: EvalSet, embedder: CachingEmbedder, search: dict[str, Any],
             cache: Path = CACHE) -> KnowledgeBase:
     """The cached index of ``spec`` (built on first use) with ``[search]`` overrides."""
-    digest = _tree_digest(spec.source)
+    digest = spec.digest() if spec.digest is not None else _tree_digest(spec.source)
     folder = cache / f"{spec.name}-{digest}-{SOURCE_HASH}"
     kb_path = folder / "kb"
     overrides = {**spec.overrides, "search": search} if search else dict(spec.overrides)
@@ -167,25 +170,47 @@ def _doc_ranks(ranking: Sequence[tuple[str, str | None]], expected: Sequence[Exp
 
 
 def _scores(ranks: Sequence[int | None]) -> dict[str, float]:
+    """recall@1 is a hit at rank 1; recall@5 the share found in the top 5, hit@5 any of them."""
     found = [r for r in ranks if r is not None]
     best = min(found) if found else None
     return {"recall@1": float(best == 1),
             "recall@5": sum(1 for r in found if r <= 5) / len(ranks),
+            "hit@5": float(best is not None and best <= 5),
             "mrr": 1.0 / best if best else 0.0}
+
+
+def _missing_targets(kb: KnowledgeBase, spec: EvalSet) -> list[str]:
+    """Expected entries no indexed document or section carries (a broken golden entry)."""
+    with kb.reading() as store:
+        known = {(d.path, c.heading) for d in store.list_documents()
+                 for c in store.document_chunks(d.id)}
+    paths = {path for path, _ in known}
+    return [f"{q.id}: {e.path}" + (f" § {e.heading}" if e.heading else "")
+            for q in load_golden(spec.golden).queries for e in q.expected
+            if (e.path not in paths if e.heading is None else (e.path, e.heading) not in known)]
 
 
 def run_set(kb: KnowledgeBase, spec: EvalSet) -> dict[str, Any]:
     """Every question of ``spec`` through ``kb.search``: per-question rows and the matrix."""
+    for missing in _missing_targets(kb, spec):
+        print(f"[quality] warning: {spec.name}: no such indexed section: {missing}",
+              file=sys.stderr)
     rows: list[dict[str, Any]] = []
+    baseline = (code_corpus.FileBM25.from_folder(kb.config.kb_path)
+                if spec.file_baseline else None)
     for q in load_golden(spec.golden).queries:
         response = kb.search(SearchRequest(query=q.query, limit=LIMIT))
         ranking = [(hit.path, hit.heading) for hit in response.results]
         section = _scores(expected_ranks(ranking, q.expected))
         document = _scores(_doc_ranks(ranking, q.expected))
-        rows.append({"id": q.id, "category": category_of(q.id), "half": half_of(q.id),
-                     **section, **{f"doc_{k}": v for k, v in document.items()},
-                     "low_confidence": float(response.low_confidence),
-                     "top": [f"{p} § {h}" for p, h in ranking[:3]]})
+        row = {"id": q.id, "category": category_of(q.id), "half": half_of(q.id),
+               **section, **{f"doc_{k}": v for k, v in document.items()},
+               "low_confidence": float(response.low_confidence),
+               "top": [f"{p} § {h}" for p, h in ranking[:3]]}
+        if baseline is not None:
+            files = code_corpus.file_scores(baseline.rank(q.query), (e.path for e in q.expected))
+            row.update({f"bm25_file_{k}": v for k, v in files.items()})
+        rows.append(row)
     flagged: list[dict[str, Any]] = []
     if spec.unanswerable is not None and spec.unanswerable.is_file():
         for text in load_unanswerable(spec.unanswerable):
@@ -197,6 +222,9 @@ def run_set(kb: KnowledgeBase, spec: EvalSet) -> dict[str, Any]:
 
 METRICS = ("recall@1", "recall@5", "mrr", "doc_recall@1", "doc_recall@5", "doc_mrr",
            "low_confidence")
+#: Reported where the rows have them (not in baselines written before they existed):
+#: hit@5 at section and document level, and the whole-file BM25 baseline of the code set.
+EXTRA_METRICS = ("hit@5", "doc_hit@5", "bm25_file_hit@1", "bm25_file_hit@5", "bm25_file_mrr")
 
 
 def _mean(rows: Sequence[dict[str, Any]], key: str) -> float:
@@ -213,7 +241,9 @@ def matrix(rows: Sequence[dict[str, Any]], flagged: Sequence[dict[str, Any]]
         for cat in ("all", *CATEGORIES, "other"):
             subset = [r for r in in_half if cat == "all" or r["category"] == cat]
             if subset:
-                cells[cat] = {"n": len(subset), **{m: _mean(subset, m) for m in METRICS}}
+                present = [m for m in EXTRA_METRICS if all(m in r for r in subset)]
+                cells[cat] = {"n": len(subset),
+                              **{m: _mean(subset, m) for m in (*METRICS, *present)}}
         unans = [f for f in flagged if half == "all" or f["half"] == half]
         if unans:
             cells["unanswerable_low_confidence"] = _mean(unans, "low_confidence")
@@ -235,7 +265,9 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> tuple[list[str
             for cat, cell in now_cells.items():
                 if not isinstance(cell, dict) or cat not in old_cells:
                     continue
-                for metric in METRICS:
+                for metric in (*METRICS, *EXTRA_METRICS):
+                    if metric not in cell or metric not in old_cells[cat]:
+                        continue
                     delta = cell[metric] - old_cells[cat][metric]
                     if abs(delta) < 1e-9:
                         continue
@@ -274,7 +306,21 @@ def table(result: dict[str, Any]) -> str:
                 lines.append(f"| {variant} | {name} | {cat} | {c['n']} | {c['recall@1']:.3f} | "
                              f"{c['recall@5']:.3f} | {c['mrr']:.3f} | {c['doc_recall@1']:.3f} | "
                              f"{c['doc_mrr']:.3f} | {c['low_confidence']:.3f} | {unans} |")
-    return "\n".join(lines)
+    return "\n".join(lines + _code_table(result))
+
+
+def _code_table(result: dict[str, Any]) -> list[str]:
+    """The sets with a file baseline: groove at definition and file level beside BM25 over files."""
+    rows = [f"| {variant} | {name} | {cat} | {c['n']} | {c['recall@1']:.3f} | {c['hit@5']:.3f} | "
+            f"{c['mrr']:.3f} | {c['doc_recall@1']:.3f} | {c['bm25_file_hit@1']:.3f} | "
+            f"{c['bm25_file_hit@5']:.3f} | {c['bm25_file_mrr']:.3f} |"
+            for variant, sets in result["variants"].items() for name, data in sets.items()
+            for cat, c in data["matrix"]["all"].items()
+            if isinstance(c, dict) and "bm25_file_hit@1" in c]
+    if not rows:
+        return []
+    return ["", "| variant | set | category | n | def hit@1 | def hit@5 | def MRR | file hit@1 |"
+            " BM25 file hit@1 | BM25 file hit@5 | BM25 file MRR |", "|" + "---|" * 11, *rows]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -309,6 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants["cross_language_off"] = CROSS_LANGUAGE_OFF
     result: dict[str, Any] = {"limit": LIMIT, "tolerance": {
         "mrr": MRR_TOLERANCE, "recall@1": RECALL_TOLERANCE}, "variants": {}}
+    if "code" in wanted:
+        for line in code_corpus.version_warnings():
+            print(f"[quality] warning: {line}", file=sys.stderr)
+        result["code_versions"] = code_corpus.installed_versions()
     for variant, search in variants.items():
         result["variants"][variant] = {}
         for name in wanted:

@@ -35,6 +35,20 @@ def passage_text(context: str, content: str) -> str:
     return f"{context}\n\n{content}" if context else content
 
 
+#: The other spelling of a line range's keys (GrooveSeek's): every answer that carries
+#: ``line_start``/``line_end`` carries these too, with the same values, and the tools
+#: that take a line range accept either (docs/search.md, "Line numbers").
+LINE_ALIASES = {"line_start": "start_line", "line_end": "end_line"}
+
+
+def with_line_aliases(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with ``start_line``/``end_line`` beside the ``line_start``/``line_end`` it has."""
+    for key, alias in LINE_ALIASES.items():
+        if out.get(key) is not None:
+            out[alias] = out[key]
+    return out
+
+
 def estimated_tokens(text: str) -> int:
     """A chunk's tokens when its exact count is not stored yet: UTF-8 bytes / 4.
 
@@ -206,6 +220,12 @@ class ParsedDocument:
     links: list[Link] = field(default_factory=list)
     #: Other names the document answers to as a link target (frontmatter ``aliases:``).
     aliases: tuple[str, ...] = ()
+    #: The text the sections were cut from, when its lines are the file's lines
+    #: (Markdown, plain text; None for extracted formats), and the file line it
+    #: starts at: the prose chunks' line numbers are found in it
+    #: (:mod:`groove.indexing.prose_lines`).
+    line_text: str | None = None
+    line_text_start: int = 1
 
 
 @dataclass(frozen=True)
@@ -368,8 +388,13 @@ class Hit:
     uri: str | None = None
     symbol_kind: str | None = None
     scope: str | None = None
+    #: The hit's first and last line in its file (source code and text formats; absent
+    #: for extracted formats such as PDF, and for prose indexed before groove kept them).
     line_start: int | None = None
     line_end: int | None = None
+    #: The document's language (a parser id) for a source file, whose text is shown
+    #: verbatim; None for prose. Not part of the JSON answer.
+    language: str | None = None
     #: The score a later stage reordered this hit against (quotes first, the same-document
     #: margin, translations, MMR): ``score`` is then capped at the score of the hit above it,
     #: so scores never increase down the list, and this keeps the stage's own score.
@@ -392,7 +417,7 @@ class Hit:
             self.content = self.content[:limit]
 
     def location(self) -> str:
-        """``path:line`` for a source-code hit, the path alone otherwise."""
+        """``path:line`` for a hit that knows its first line, the path alone otherwise."""
         return self.path if self.line_start is None else f"{self.path}:{self.line_start}"
 
     def to_json(self) -> dict[str, Any]:
@@ -421,6 +446,7 @@ class Hit:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        with_line_aliases(out)
         cut = self.content_cut()
         if cut is not None:
             out["content_cut"] = cut

@@ -150,11 +150,11 @@ def test_a_definition_is_one_chunk_with_its_comment_kind_scope_and_lines():
                 return Path(path).open()
         ''', budget=60)
     opened = next(c for c in chunks if c.heading == "open")
-    assert opened.symbol_kind == "function"
+    assert opened.symbol_kind == "method"
     assert opened.scope == "class Store"
     assert opened.content.startswith("    # Opens the store")
     assert (opened.line_start, opened.line_end) == (9, 12)
-    assert opened.context == "pkg/mod.py > class Store > function open"
+    assert opened.context == "pkg/mod.py > class Store > method open"
     imports = chunks[0]
     assert imports.symbol_kind is None and imports.heading is None
     assert (imports.line_start, imports.line_end) == (1, 3)
@@ -177,14 +177,14 @@ def test_a_one_line_class_header_opens_its_first_method_but_a_longer_one_stands_
     _, chunks = _python(source, budget=200)
     init = chunks[0]
     # the class line (under SHORT_CHARS) is the first line of __init__'s chunk
-    assert (init.heading, init.symbol_kind, init.scope) == ("__init__", "function", "class Lock")
+    assert (init.heading, init.symbol_kind, init.scope) == ("__init__", "method", "class Lock")
     assert (init.line_start, init.line_end) == (1, 6)
     assert init.content.startswith("class Lock:")
     assert not any(c.heading == "Lock" for c in chunks)
     documented = source.replace("class Lock:\n", 'class Lock:\n            """The lock of one file."""\n')
     _, chunks = _python(documented, budget=200)
     assert [(c.heading, c.symbol_kind, c.line_start, c.line_end) for c in chunks][:2] == [
-        ("Lock", "class", 1, 2), ("__init__", "function", 4, 7)]
+        ("Lock", "class", 1, 2), ("__init__", "method", 4, 7)]
 
 
 def test_a_long_definition_is_cut_by_lines_and_every_piece_keeps_its_name():

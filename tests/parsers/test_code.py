@@ -33,10 +33,42 @@ def flat(definitions, depth=0):
 
 
 @pytest.mark.parametrize(("parser_id", "path", "source", "expected"), [
+    ("rust", "k.rs", "pub struct A { x: u8 }\n\nenum E { X }\n\ntrait Shape {\n    fn area(&self);\n}"
+     "\n\nimpl A {\n    fn get(&self) {}\n}\n\nfn free() {}\n\nmod inner {\n}\n",
+     {("A", "struct"), ("E", "enum"), ("Shape", "trait"), ("get", "method"), ("free", "function"),
+      ("inner", "module")}),
+    ("typescript", "k.ts", "interface Shape { area: number }\n\ntype Id = string;\n\nenum Color { Red }"
+     "\n\nclass Box {\n  open() {}\n}\n\nfunction make() {}\n\nnamespace util {\n  export const x = 1;\n}\n",
+     {("Shape", "interface"), ("Id", "type"), ("Color", "enum"), ("Box", "class"),
+      ("open", "method"), ("make", "function"), ("util", "module")}),
+    ("python", "k.py", "LIMIT = 1\n\nclass Box:\n    def open(self):\n        def helper():\n"
+     "            pass\n\n    @property\n    def size(self):\n        pass\n\ndef make():\n    pass\n",
+     {("LIMIT", "constant"), ("Box", "class"), ("open", "method"), ("helper", "function"),
+      ("size", "method"), ("make", "function")}),
+    ("go", "k.go", "package p\n\ntype Box struct { a int }\n\ntype Shape interface { Area() }\n\n"
+     "type Id int\n\nfunc Make() {}\n\nfunc (b Box) Open() {}\n",
+     {("Box", "struct"), ("Shape", "interface"), ("Id", "type"), ("Make", "function"),
+      ("Open", "method")}),
+    ("c", "k.c", "struct box { int a; };\n\nenum color { RED };\n\ntypedef int id;\n\n"
+     "int make(void) { return 0; }\n",
+     {("box", "struct"), ("color", "enum"), ("id", "type"), ("make", "function")}),
+    ("php", "k.php", "<?php\nnamespace App;\n\ninterface Shape {}\n\ntrait Named {}\n\n"
+     "class Box {\n    function open() {}\n}\n\nfunction make() {}\n",
+     {("App", "module"), ("Shape", "interface"), ("Named", "trait"), ("Box", "class"),
+      ("open", "method"), ("make", "function")}),
+])
+def test_kinds_are_named_in_each_languages_own_words(parser_id, path, source, expected):
+    """A Rust struct is a `struct` and a trait a `trait`, not the tags query's `class` and
+    `interface`; a Python method is a `method`; TypeScript's type aliases and enums count."""
+    found = {(d.name, d.kind) for d in flat(outline_of(parser_id, path, source).definitions)}
+    assert found == expected
+
+
+@pytest.mark.parametrize(("parser_id", "path", "source", "expected"), [
     ("python", "m.py", "@cache\ndef f():\n    pass\n\nclass C:\n    def m(self):\n        pass\n",
-     {("f", "function", None, 0), ("C", "class", None, 4), ("m", "function", "class C", 5)}),
+     {("f", "function", None, 0), ("C", "class", None, 4), ("m", "method", "class C", 5)}),
     ("rust", "db.rs", "/// Doc.\nimpl Database {\n    fn open() {}\n}\nstruct S;\n",
-     {("open", "method", "impl Database", 2), ("S", "class", None, 4)}),
+     {("open", "method", "impl Database", 2), ("S", "struct", None, 4)}),
     ("typescript", "a.tsx", "// helper\nexport function f(): number { return 1 }\n"
      "class A {\n  m(): void {}\n}\n", {("f", "function", None, 0), ("A", "class", None, 2),
                                         ("m", "method", "class A", 3)}),

@@ -155,7 +155,8 @@ def _code_rows(cuts: list[int], blanks: set[int], n_lines: int,
             id=100 + i, doc_id=1, chunk_index=i, heading=f"def_{i}", level=None, context="",
             content="\n".join(lines[first:last + 1]), token_count=tokens[i % len(tokens)],
             quality=1.0, path="m.py", title="m", category=None, topic=None, date=None, tags=(),
-            symbol_kind="function", scope="class C", line_start=first + 1, line_end=last + 1))
+            symbol_kind="function", scope="class C", line_start=first + 1, line_end=last + 1,
+            language="python"))
     return lines, rows
 
 

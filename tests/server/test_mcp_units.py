@@ -328,7 +328,7 @@ def test_a_wrongly_typed_argument_is_one_line_naming_it(server_kb, make_kb):
 
     wrong, missing, listed = (_envelope(r) for r in asyncio.run(go()))
     accepted = ("accepted arguments: path (string), line_start (integer), line_end (integer), "
-                "max_lines (integer)")
+                "max_lines (integer), start_line (integer), end_line (integer)")
     assert wrong == f"get_document: path must be a string, got int 5; {accepted}"
     assert missing == f"get_document: path is required (a string); {accepted}"
     assert listed.startswith("get_best_practice: target must be a string, got list ['x']")

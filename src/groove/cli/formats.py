@@ -83,7 +83,7 @@ def render_md(response: SearchResponse, query: str, lines: list[int | None]) -> 
         out.append(f"{number}[{_md_inline(location(hit, line))}]({target})"
                    f"{' — ' + title if title else ''} · score {hit.score:.4f}")
         out.append("")
-        if hit.line_start is not None:  # source code: verbatim, in a fence long enough
+        if hit.language is not None:  # source code: verbatim, in a fence long enough
             fence = "`" * max(3, _longest_run(hit.content, "`") + 1)
             language = PurePosixPath(hit.path).suffix.lstrip(".")  # py, rs: what fences know
             out += [pad + fence + language, *(pad + t for t in hit.content.split("\n")), pad + fence]

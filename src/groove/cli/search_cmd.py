@@ -42,7 +42,7 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
         cut = hit.content_cut()
         if cut is not None:
             content += f"\n[{cut}]"
-        symbol = "" if hit.line_start is None else "symbol: " + " ".join(
+        symbol = "" if hit.language is None else "symbol: " + " ".join(
             part for part in (hit.symbol_kind, hit.heading, f"in {hit.scope}" if hit.scope else "",
                               f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"
         explain = "" if hit.explain is None else "".join(

@@ -1,10 +1,12 @@
 """Where a search hit starts in its document, as a line number (``path:line`` links).
 
-A source-code hit carries its own ``line_start``. A prose hit does not (its
-chunk is a section, stored without line numbers), so its line is found in
-the document's text: the line of its heading, then the first line of its
-text at or after it. None when the text is not found as it is (the file
-changed since it was indexed): a link without a line is better than a wrong one.
+A hit carries its own ``line_start`` when its chunk was stored with its lines
+(source code; prose of a text format, found at indexing by
+:mod:`groove.indexing.prose_lines`). A prose chunk of an index built before
+groove kept them has none, so its line is found in the document's text: the
+line of its heading, then the first line of its text at or after it. None
+when the text is not found as it is (the file changed since it was indexed):
+a link without a line is better than a wrong one.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from groove.documents.lines import LineWindow, cut_to_bytes, line_window, split_location, utf8_size
 from groove.documents.request import MAX_DOCUMENTS, GetRequest, is_glob
 from groove.errors import GrooveError, NotFound, PathRefused
+from groove.models import with_line_aliases
 from groove.paths import check_doc_path, doc_uri, travel_problem
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ def document_part(doc: DocumentText, window: LineWindow, cap: int, which: str) -
         item["next_line"] = resume
     if doc.truncated:
         item["truncated"] = True
-    return item
+    return with_line_aliases(item)
 
 
 def _note(request: GetRequest, returned: int, cut_by: dict[str, int], left_out: int,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from groove.indexing.code_chunking import FALLBACK_TAGS, code_chunks
 from groove.indexing.cutting import cut_line
+from groove.indexing.prose_lines import with_prose_lines
 from groove.indexing.quality import is_link_or_metadata_only, quality_score
 from groove.indexing.tokens import TokenCounter, TokenCounts, token_counts
 from groove.models import BY_SECTIONS, COARSE, Chunk, Link, ParsedDocument, Section
@@ -97,8 +98,15 @@ def bounded_chunks(doc: ParsedDocument, *, exclude_headings: list[str], max_toke
         chunks = chunk_document(doc, exclude_headings=exclude_headings, max_tokens=max_tokens,
                                 count_tokens=count_tokens, max_chunks=max_chunks + 1)
         if len(chunks) <= max_chunks:
-            return ChunkPlan(chunks, BY_SECTIONS)
-    return ChunkPlan(coarse_chunks(doc, kept, max_chunks, count_tokens), COARSE)
+            return ChunkPlan(_lines_of(doc, chunks), BY_SECTIONS)
+    return ChunkPlan(_lines_of(doc, coarse_chunks(doc, kept, max_chunks, count_tokens)), COARSE)
+
+
+def _lines_of(doc: ParsedDocument, chunks: list[Chunk]) -> list[Chunk]:
+    """Prose chunks with their lines in the file, where the file's lines are the text's."""
+    if doc.line_text is None:
+        return chunks
+    return with_prose_lines(chunks, doc.line_text, doc.line_text_start)
 
 
 def coarse_chunks(doc: ParsedDocument, sections: list[Section], max_chunks: int,

@@ -42,6 +42,9 @@ _KNOWN_KEYS = ("title", "date", "tags", "category", "topic")
 class MarkdownParser(Parser):
     id = "md"
     extensions = ("md", "markdown")
+    #: Prose chunks carry their first and last line in the file: an index that
+    #: recorded an older rule re-reads these files once.
+    policy = "line-ranges"
 
     def parse(self, data: bytes, rel_path: str) -> ParsedDocument:
         text = decode_utf8(data, rel_path)
@@ -69,6 +72,9 @@ class MarkdownParser(Parser):
             warnings=warnings,
             links=[link for section in sections for link in find_links(section.body)],
             aliases=frontmatter_aliases(split.mapping),
+            line_text=split.body,
+            # the body is the text's last lines: it starts after the frontmatter's
+            line_text_start=text.count("\n") - split.body.count("\n") + 1,
         )
 
 

@@ -5,14 +5,15 @@ A hit shorter than ``whole_doc_threshold_tokens`` becomes its whole document
 (when that exceeds the cap, the window of chunks around the hit that fits);
 a longer one absorbs adjacent sibling chunks at the same heading level,
 alternating before/after, while the total stays within ``max_expanded_tokens``.
-A source-code hit is expanded over the file's lines: the run of chunks around
+A source-code hit (its document has a language) is expanded over the file's lines: the run of chunks around
 it that all carry a line range counts as its document, their texts are set
 at their own lines (a line no chunk holds -- a blank line, or a fragment the
 chunker dropped as too short -- is left empty), and ``line_start``/``line_end``
 are widened to the first and last line taken, so line ``k`` of the returned
 ``content`` is line ``line_start + k`` of the file. Once more than one chunk
 went in, ``symbol_kind`` and ``scope`` are dropped: the text is no longer one
-definition.
+definition. An expanded prose hit's ``line_start``/``line_end`` become the first line of
+the first chunk taken and the last line of the last (when the chunks carry them).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def expand_hit(hit: Hit, row: ChunkRow, siblings: list[ChunkRow], *,
     if index is None:
         return
     total_chunks = len(siblings)
-    if row.line_start is not None:
+    code = row.language is not None  # its chunks are the file's lines verbatim
+    if code:
         first, last = _line_run(siblings, index)
         siblings, index = siblings[first:last + 1], index - first
     if _tokens(row) < whole_doc_threshold_tokens:
@@ -63,10 +65,12 @@ def expand_hit(hit: Hit, row: ChunkRow, siblings: list[ChunkRow], *,
                     "to_index": siblings[hi].chunk_index}
     hit.expanded_from = expanded
     taken = siblings[lo:hi + 1]
-    if row.line_start is None:
+    if not code:
         hit.content = "\n\n".join(
             c.content if c.id == row.id and expanded["kind"] == "adjacent" else _section_text(c)
             for c in taken)
+        if taken[0].line_start is not None and taken[-1].line_end is not None:
+            hit.line_start, hit.line_end = taken[0].line_start, taken[-1].line_end
         return
     hit.content = taken[0].content + "".join(
         "\n" * (c.line_start - before.line_end) + c.content  # type: ignore[operator]

@@ -253,4 +253,5 @@ def _hit(row: ChunkRow, score: float) -> Hit:
     return Hit(chunk_id=row.id, score=score, path=row.path, title=row.title, heading=row.heading,
                level=row.level, category=row.category, topic=row.topic, date=row.date,
                tags=list(row.tags), content=row.content, symbol_kind=row.symbol_kind,
-               scope=row.scope, line_start=row.line_start, line_end=row.line_end)
+               scope=row.scope, line_start=row.line_start, line_end=row.line_end,
+               language=row.language)

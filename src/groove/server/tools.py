@@ -34,7 +34,7 @@ from groove.documents.request import GetRequest
 from groove.errors import GrooveError, InvalidArgument, NotFound
 from groove.graph.params import GraphParams, LinksParams
 from groove.kb import DOCUMENT_TEXT_CAP_BYTES, DOCUMENT_TEXT_CAP_LABEL
-from groove.models import SearchResponse
+from groove.models import SearchResponse, with_line_aliases
 from groove.paths import check_rel_path, doc_uri
 from groove.search.request import ArgumentModel, SearchRequest, field_help
 from groove.server.state import ServerState
@@ -154,7 +154,11 @@ def register_tools(add: Callable[..., None], state: ServerState) -> None:
         line_start: Annotated[int | None, Field(ge=1, description="Return only the text from this line (1-based), e.g. a code hit's line_start.")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="Return only the text up to this line (inclusive), e.g. a code hit's line_end.")] = None,
         max_lines: Annotated[int | None, Field(ge=1, description="Return at most this many lines from line_start.")] = None,
+        start_line: Annotated[int | None, Field(ge=1, description="Another spelling of line_start.")] = None,
+        end_line: Annotated[int | None, Field(ge=1, description="Another spelling of line_end.")] = None,
     ) -> dict[str, Any]:
+        line_start = either_spelling("line_start", line_start, "start_line", start_line)
+        line_end = either_spelling("line_end", line_end, "end_line", end_line)
         path, line_start, line_end = window_in_path(path, line_start, line_end)
 
         def answer() -> dict[str, Any]:
@@ -244,6 +248,18 @@ def with_uris(kb: "KnowledgeBase", response: SearchResponse) -> dict[str, Any]:
     return response.to_json()
 
 
+def either_spelling(name: str, value: int | None, alias: str, alias_value: int | None
+                    ) -> int | None:
+    """One line number given under its name or its alias; both, with different values,
+    is refused (which one was meant?)."""
+    if alias_value is None:
+        return value
+    if value is not None and value != alias_value:
+        raise InvalidArgument(f"{name} ({value}) and {alias} ({alias_value}) disagree; "
+                              f"accepted: one of them ({alias} is another spelling of {name})")
+    return alias_value
+
+
 def window_in_path(path: str, line_start: int | None, line_end: int | None
                    ) -> tuple[str, int | None, int | None]:
     """``path:120`` / ``path:120-140`` as the line arguments, refused beside them."""
@@ -276,6 +292,7 @@ def document_json(doc: Any, line_start: int | None = None, line_end: int | None 
         window = line_window(doc.text, line_start, line_end, max_lines, path=repr(row.path))
         out["text"], out["line_start"], out["line_end"] = window.text, window.first, window.last
         out["lines"] = window.total
+        with_line_aliases(out)
     if doc.truncated:
         out["note"] = (f"text truncated at {DOCUMENT_TEXT_CAP_BYTES} bytes of {row.size}; "
                        "use search to reach the rest")

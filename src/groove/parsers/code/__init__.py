@@ -21,9 +21,17 @@ from groove.parsers.code.nesting import MAX_NESTING, too_deep
 from groove.parsers.code.outline import MAX_DEPTH as MAX_DEPTH
 from groove.parsers.code.outline import TooDeep, definitions
 
+#: The tag every source file carries beside ``code``: ``lang:<parser id>``, as GrooveSeek
+#: tags a file's language (``tags_any: ["lang:rust"]``).
+LANG_TAG_PREFIX = "lang:"
+
 
 class CodeParser(Parser):
     """Base of the per-language parsers: ``id`` is a key of :data:`LANGUAGES`."""
+
+    #: Kinds in each language's own words and the ``lang:`` tag: an index that
+    #: recorded an older rule re-reads its source files once.
+    policy = "language-kinds"
 
     def check(self) -> None:
         """Load the grammar now; ConfigError naming the missing package if it cannot be."""
@@ -37,7 +45,7 @@ class CodeParser(Parser):
         import tree_sitter
 
         source = text.encode("utf-8")
-        tags = [CODE_TAG]
+        tags = [CODE_TAG, LANG_TAG_PREFIX + self.id]
         warnings: list[str] = []
         fallback = None
         found: tuple[Definition, ...] = ()

@@ -32,10 +32,20 @@ class LanguageSpec:
     tags_from: tuple[str, ...]
     #: Extensions read with another function of the module (``tsx``: ``language_tsx``).
     variants: tuple[tuple[str, str], ...] = ()
+    #: Patterns added after the shipped queries, for definitions they leave out.
+    extra_tags: str = ""
 
     def function_for(self, extension: str) -> str:
         return dict(self.variants).get(extension, self.function)
 
+
+#: TypeScript's shipped query has no type aliases, enums or namespaces: a type a
+#: reader looks for as much as an interface.
+_TYPESCRIPT_TAGS = """
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(internal_module name: (_) @name) @definition.module
+"""
 
 LANGUAGES: dict[str, LanguageSpec] = {spec.id: spec for spec in (
     LanguageSpec("python", ("py", "pyi"), "tree-sitter-python", "tree_sitter_python",
@@ -47,7 +57,7 @@ LANGUAGES: dict[str, LanguageSpec] = {spec.id: spec for spec in (
     LanguageSpec("typescript", ("ts", "mts", "cts", "tsx"), "tree-sitter-typescript",
                  "tree_sitter_typescript", "language_typescript",
                  ("tree_sitter_javascript", "tree_sitter_typescript"),
-                 variants=(("tsx", "language_tsx"),)),
+                 variants=(("tsx", "language_tsx"),), extra_tags=_TYPESCRIPT_TAGS),
     LanguageSpec("go", ("go",), "tree-sitter-go", "tree_sitter_go", "language",
                  ("tree_sitter_go",)),
     LanguageSpec("java", ("java",), "tree-sitter-java", "tree_sitter_java", "language",
@@ -110,7 +120,7 @@ def _load(spec: LanguageSpec, function: str) -> Grammar:
             raise missing_package_error(spec, name) from None
     try:
         language = tree_sitter.Language(getattr(modules[spec.module], function)())
-        source = "\n".join(_tags_source(name) for name in spec.tags_from)
+        source = "\n".join([*(_tags_source(name) for name in spec.tags_from), spec.extra_tags])
         query = tree_sitter.Query(language, source)
     except Exception as exc:  # an incompatible wheel: say which one
         raise ConfigError(

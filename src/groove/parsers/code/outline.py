@@ -3,8 +3,9 @@
 Language-neutral rules (the language knowledge stays in the grammar and its
 tags query):
 
-* the unit is a ``@definition.<kind>`` capture; ``kind`` is the grammar's
-  word and the name is the capture's ``@name``;
+* the unit is a ``@definition.<kind>`` capture; its kind is the grammar's
+  word renamed to the language's own (:mod:`groove.parsers.code.kinds`) and
+  the name is the capture's ``@name``;
 * a captured declarator (C's ``function_declarator``) stands for the
   declaration around it, and a wrapper that only decorates a definition
   (Python decorators, ``export``, C++ ``template <...>``, a ``const``
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groove.models import Definition
+from groove.parsers.code.kinds import symbol_kind
 
 #: How many ancestors a definition may sit under before the file is chunked by lines.
 MAX_DEPTH = 64
@@ -79,7 +81,8 @@ def definitions(tree: Any, query: Any, source: bytes) -> tuple[Definition, ...]:
         last = _last_row(node)
         name = _text(names[0])
         if (first, last) not in found and name:
-            found[(first, last)] = _Def(first, last, name, kinds[0].split(".", 1)[1], scope)
+            kind = symbol_kind(kinds[0].split(".", 1)[1], captures[kinds[0]][0])
+            found[(first, last)] = _Def(first, last, name, kind, scope)
     return tuple(d.frozen() for d in _nest(sorted(found.values(), key=lambda d: (d.first, -d.last))))
 
 
