@@ -154,7 +154,7 @@ def test_a_definition_is_one_chunk_with_its_comment_kind_scope_and_lines():
     assert opened.scope == "class Store"
     assert opened.content.startswith("    # Opens the store")
     assert (opened.line_start, opened.line_end) == (9, 12)
-    assert opened.context == "pkg/mod.py > class Store > function open"
+    assert opened.context == "pkg/mod.py > class Store › def open"
     imports = chunks[0]
     assert imports.symbol_kind is None and imports.heading is None
     assert (imports.line_start, imports.line_end) == (1, 3)

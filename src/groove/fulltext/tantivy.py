@@ -12,6 +12,15 @@ Fields (one tantivy document per chunk):
   lower-cased and stemmed (English Snowball): ``Running`` finds ``runs``. One
   field with the heading twice ranked better on the dev set than three
   weighted fields.
+* ``parts``: the words of the chunk's compound identifiers
+  (``_redirect_url`` -> ``redirect url``, ``hybridQuery`` -> ``hybrid
+  query``; :mod:`groove.fulltext.identifiers`), heading twice then breadcrumb
+  and content like ``text``, analysed the same way. A searched phrase also
+  matches here, its own identifiers cut the same way, the clause weighted by
+  :data:`PARTS_WEIGHT` (chosen on the evaluation matrix, docs/evaluation.md);
+  an exclusion does not (it matches the word as written). Plain words are
+  not repeated here, so a prose chunk without such names has an empty
+  ``parts`` and its ranking is what ``text`` alone gives.
 * ``cjk``: every maximal run of kanji, hiragana and katakana
   (:mod:`groove.fulltext.scripts`) as overlapping character bigrams with
   positions, so a CJK phrase of two or more characters is a bigram *phrase*
@@ -62,6 +71,7 @@ import tantivy
 
 from groove.errors import FullTextDamaged, GrooveError
 from groove.fulltext.base import FullTextIndex, Stamp, TextRow
+from groove.fulltext.identifiers import identifier_parts, query_parts
 from groove.fulltext.irregular import BASE_FORMS
 from groove.fulltext.scripts import CJK_RUN, rust_cjk_class
 from groove.store.files import check_directory, planted_entries
@@ -75,6 +85,8 @@ _WORD_PATTERN = rf"[\p{{L}}\p{{N}}\p{{M}}_&&[^{rust_cjk_class()}]]+"
 #: Longer tokens (base64 blobs, hashes) are dropped from the index, as tantivy's default does.
 _MAX_TOKEN_CHARS = 40
 _STAMP_CHUNK = 0
+#: The boost of a phrase's clause on ``parts`` beside its clause on ``text`` (0: off).
+PARTS_WEIGHT = 0.5
 _WRITER_HEAP = 48_000_000
 #: How the folder is named in refusals.
 _WHAT = "the full-text index folder"
@@ -109,6 +121,7 @@ def _schema() -> tantivy.Schema:
     builder.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
     builder.add_integer_field("doc_id", indexed=True)
     builder.add_text_field("text", tokenizer_name=_WORDS, index_option="position")
+    builder.add_text_field("parts", tokenizer_name=_WORDS, index_option="position")
     builder.add_text_field("cjk", tokenizer_name=_SPACES, index_option="position")
     builder.add_text_field("cjk1", tokenizer_name=_SPACES, index_option="freq")
     builder.add_text_field("stamp", stored=True, tokenizer_name="raw")
@@ -445,7 +458,22 @@ class TantivyIndex(FullTextIndex):
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
 
     def _phrase(self, phrase: str, searched: bool) -> tantivy.Query | None:
-        """Every piece of the phrase must match: words in order, CJK runs as substrings."""
+        """Every piece of the phrase must match: words in order, CJK runs as substrings;
+        in a search, a phrase without CJK may instead match the identifier parts."""
+        query = self._phrase_text(phrase, searched)
+        if query is None or not searched or PARTS_WEIGHT <= 0 or CJK_RUN.search(phrase):
+            return query
+        words = [t for w in query_parts(phrase) for t in self._words.analyze(w)]
+        if not words:
+            return query
+        in_parts = (tantivy.Query.term_query(self._schema, "parts", words[0]) if len(words) == 1
+                    else self._in_order("parts", words))
+        return tantivy.Query.boolean_query([
+            (tantivy.Occur.Should, query),
+            (tantivy.Occur.Should, tantivy.Query.boost_query(in_parts, PARTS_WEIGHT))])
+
+    def _phrase_text(self, phrase: str, searched: bool) -> tantivy.Query | None:
+        """The phrase on ``text``, ``cjk`` and ``cjk1``: every piece must match."""
         parts: list[tantivy.Query] = []
         for field, tokens in self._piece_terms(phrase):
             if field == "text" and len(tokens) == 1:
@@ -548,6 +576,8 @@ class TantivyIndex(FullTextIndex):
         heading = row.heading or ""
         for value in (heading, heading, row.context, row.content):
             doc.add_text("text", value)
+            for words in identifier_parts(value):
+                doc.add_text("parts", words)
             for run in CJK_RUN.findall(value):
                 pairs = bigrams(run)
                 if pairs:

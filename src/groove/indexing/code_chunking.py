@@ -15,7 +15,11 @@ in the order they apply:
 * a piece of a cut definition shorter than :data:`SHORT_CHARS` (a lone
   closing brace, a one-line header) is folded into its neighbour inside the
   same definition, so a short chunk carrying a kind is always a whole
-  definition;
+  definition; the header of a cut definition that holds others (``impl
+  Summary for NewsArticle {``, ``class Client(Base):``: at most
+  :data:`HEADER_LINES` line of code before its first member) joins that first
+  member's chunk whatever its length, so a header line is never a chunk of
+  its own (every member names the header in its breadcrumb anyway);
 * the lines no definition covers (imports, top-level statements, regions the
   grammar could not read) become line-based chunks without a kind; the
   closing brackets at the start of such a stretch (the end of an ``impl`` or
@@ -58,6 +62,13 @@ DEGRADED_TAG = "parse:degraded"
 CODE_TAG = "code"
 
 _CLOSERS = frozenset("}])>;,")
+#: A cut definition's lines before its first member, when no more than this many of
+#: them are code (not blank, not a comment or an attribute), are its header: they join
+#: that member's chunk. A documented class (``class Lock:`` and its docstring) keeps a
+#: chunk of its own: the docstring is worth finding for itself.
+HEADER_LINES = 1
+#: How a comment, attribute or decorator line starts (not counted as header code).
+_ANNOTATION_STARTS = ("//", "#", "/*", "*", "@", "--")
 
 
 @dataclass(frozen=True)
@@ -217,7 +228,9 @@ def _fold_definition_fragments(lines: _Lines, raw: list[Piece]) -> list[Piece]:
         owner = piece.definition
         whole = owner is not None and (piece.first, piece.last) == (owner.first_line,
                                                                     owner.last_line)
-        if owner is None or whole or len(lines.text(piece.first, piece.last).strip()) >= SHORT_CHARS:
+        if owner is None or whole or (
+                len(lines.text(piece.first, piece.last).strip()) >= SHORT_CHARS
+                and not _header(lines, piece, owner)):
             out.append(piece)
             continue
         if out and _inside(out[-1], owner):
@@ -227,6 +240,18 @@ def _fold_definition_fragments(lines: _Lines, raw: list[Piece]) -> list[Piece]:
     if pending is not None:  # cannot happen for a cut definition, but never lose lines
         out.append(pending)
     return out
+
+
+def _header(lines: _Lines, piece: Piece, owner: Definition) -> bool:
+    """The piece is the first lines of a definition holding others, up to its first
+    member, and at most :data:`HEADER_LINES` of them are code."""
+    if not owner.children or piece.first > owner.first_line:
+        return False
+    if piece.last >= owner.children[0].first_line:
+        return False
+    code = (line.strip() for line in lines.lines[piece.first:piece.last + 1])
+    return sum(bool(line) and not line.startswith(_ANNOTATION_STARTS)
+               for line in code) <= HEADER_LINES
 
 
 def _inside(piece: Piece, owner: Definition) -> bool:
@@ -298,11 +323,12 @@ def code_chunks(doc: ParsedDocument, outline: CodeOutline, *, path: str, budget:
         kind = definition.kind if definition else None
         name = definition.name if definition else None
         scope = definition.scope if definition else None
+        keyword = definition.keyword if definition else None
         chunks.append(Chunk(
             chunk_index=len(chunks),
             heading=name,
             level=None,
-            context=code_breadcrumb(path, scope, kind, name),
+            context=code_breadcrumb(path, scope, kind, name, keyword),
             content=content,
             token_count=count_tokens(content),
             quality=quality_score(content, definition=definition is not None),
