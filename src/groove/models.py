@@ -87,6 +87,9 @@ class Definition:
     nested inside it, in order and not overlapping. ``keyword`` is the
     source's own word that introduces it (``fn``, ``def``, ``struct``,
     ``impl``), None when there is none (a Java method starts with its type).
+    ``container``: a block the tags query does not report but that holds
+    definitions (Rust's ``impl``, a ``namespace``), added so its members are
+    chunked with their header.
     """
 
     first_line: int
@@ -96,6 +99,7 @@ class Definition:
     scope: str | None = None
     children: tuple[Definition, ...] = ()
     keyword: str | None = None
+    container: bool = False
 
 
 @dataclass(frozen=True)

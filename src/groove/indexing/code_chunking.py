@@ -7,7 +7,10 @@ in the order they apply:
 
 * every definition that fits the budget (``[parsers.code] max_chunk_chars``)
   is one chunk, its doc comment included (the parser already extended its
-  range over it);
+  range over it); so is a container (an ``impl`` block, a ``namespace``:
+  :class:`~groove.models.Definition` ``container``), its small members
+  sharing that chunk; a container around a single member gives that
+  member's chunk, header and closing brace included;
 * a definition over the budget is cut at its nested definitions (each
   chunked by these same rules) and the lines between them, and a stretch of
   lines still over the budget is cut by lines; every piece keeps the
@@ -176,7 +179,10 @@ def _raw_pieces(lines: _Lines, definitions: Sequence[Definition], budget: int) -
 
     def emit(definition: Definition) -> None:
         if lines.weight(definition.first_line, definition.last_line) <= budget:
-            pieces.append(Piece(definition.first_line, definition.last_line, definition))
+            # a container around one member is that member with its header and closer
+            owner = (definition.children[0] if definition.container
+                     and len(definition.children) == 1 else definition)
+            pieces.append(Piece(definition.first_line, definition.last_line, owner))
             return
         cursor = definition.first_line
         for child in definition.children:
@@ -226,8 +232,8 @@ def _fold_definition_fragments(lines: _Lines, raw: list[Piece]) -> list[Piece]:
             piece = Piece(pending.first, piece.last, piece.definition)
             pending = None
         owner = piece.definition
-        whole = owner is not None and (piece.first, piece.last) == (owner.first_line,
-                                                                    owner.last_line)
+        whole = owner is not None and piece.first <= owner.first_line \
+            and owner.last_line <= piece.last
         if owner is None or whole or (
                 len(lines.text(piece.first, piece.last).strip()) >= SHORT_CHARS
                 and not _header(lines, piece, owner)):

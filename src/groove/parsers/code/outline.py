@@ -71,11 +71,13 @@ class _Def:
     kind: str
     scope: str | None
     keyword: str | None = None
+    container: bool = False
     children: list[_Def] = field(default_factory=list)
 
     def frozen(self) -> Definition:
         return Definition(self.first, self.last, self.name, self.kind, self.scope,
-                          tuple(c.frozen() for c in self.children), self.keyword)
+                          tuple(c.frozen() for c in self.children), self.keyword,
+                          self.container)
 
 
 def definitions(tree: Any, query: Any, source: bytes) -> tuple[Definition, ...]:
@@ -121,7 +123,7 @@ def _container(node: Any, lines: list[bytes]) -> _Def | None:
         return None
     keyword, label = parts[0], parts[1]
     return _Def(_doc_comment_start(node, lines), _last_row(node), label, keyword,
-                _scope(node)[0], keyword)
+                _scope(node)[0], keyword, container=True)
 
 
 def _keyword(captured: Any, name: Any) -> str | None:
