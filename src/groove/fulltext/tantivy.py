@@ -15,10 +15,12 @@ Fields (one tantivy document per chunk):
 * ``parts``: the words of the chunk's compound identifiers
   (``_redirect_url`` -> ``redirect url``, ``hybridQuery`` -> ``hybrid
   query``; :mod:`groove.fulltext.identifiers`), heading twice then breadcrumb
-  and content like ``text``, analysed the same way. A searched phrase also
-  matches here, its own identifiers cut the same way, the clause weighted by
-  :data:`PARTS_WEIGHT` (chosen on the evaluation matrix, docs/evaluation.md);
-  an exclusion does not (it matches the word as written). Plain words are
+  and content like ``text``, analysed the same way. A search also asks it
+  for each of its identifiers cut into words and for each two neighbouring
+  words (``redirect url``), as phrases inside one name, each clause weighted
+  by :data:`PARTS_WEIGHT` (chosen on the evaluation matrix,
+  docs/evaluation.md); an exclusion does not (it matches the word as
+  written). Plain words are
   not repeated here, so a prose chunk without such names has an empty
   ``parts`` and its ranking is what ``text`` alone gives.
 * ``cjk``: every maximal run of kanji, hiragana and katakana
@@ -453,27 +455,32 @@ class TantivyIndex(FullTextIndex):
         clauses = [q for q in (self._phrase(p, searched) for p in phrases) if q is not None]
         if not clauses:
             return None
+        if searched and PARTS_WEIGHT > 0:
+            clauses += [tantivy.Query.boost_query(self._in_order("parts", words), PARTS_WEIGHT)
+                        for words in self._identifier_phrases(phrases)]
         if len(clauses) == 1:
             return clauses[0]
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
 
-    def _phrase(self, phrase: str, searched: bool) -> tantivy.Query | None:
-        """Every piece of the phrase must match: words in order, CJK runs as substrings;
-        in a search, a phrase without CJK may instead match the identifier parts."""
-        query = self._phrase_text(phrase, searched)
-        if query is None or not searched or PARTS_WEIGHT <= 0 or CJK_RUN.search(phrase):
-            return query
-        words = [t for w in query_parts(phrase) for t in self._words.analyze(w)]
-        if not words:
-            return query
-        in_parts = (tantivy.Query.term_query(self._schema, "parts", words[0]) if len(words) == 1
-                    else self._in_order("parts", words))
-        return tantivy.Query.boolean_query([
-            (tantivy.Occur.Should, query),
-            (tantivy.Occur.Should, tantivy.Query.boost_query(in_parts, PARTS_WEIGHT))])
+    def _identifier_phrases(self, phrases: Sequence[str]) -> list[list[str]]:
+        """What a search asks of ``parts``: two or more words in order, never one alone.
 
-    def _phrase_text(self, phrase: str, searched: bool) -> tantivy.Query | None:
-        """The phrase on ``text``, ``cjk`` and ``cjk1``: every piece must match."""
+        A phrase that is itself an identifier (``hybridQuery``, ``_redirect_url``)
+        asks for its parts; two neighbouring one-word phrases (``redirect``,
+        ``url``) ask for the pair, which matches only inside one name. A lone
+        word is not asked: on the evaluation matrix, every word of a question
+        also matching inside names ranked worse (docs/evaluation.md).
+        """
+        words = [[] if CJK_RUN.search(p) else
+                 [t for w in query_parts(p) for t in self._words.analyze(w)] for p in phrases]
+        asked = [w for w in words if len(w) >= 2]
+        asked += [a + b for a, b in zip(words[:-1], words[1:], strict=True)
+                  if len(a) == 1 and len(b) == 1]
+        unique: dict[tuple[str, ...], list[str]] = {tuple(w): w for w in asked}
+        return list(unique.values())
+
+    def _phrase(self, phrase: str, searched: bool) -> tantivy.Query | None:
+        """Every piece of the phrase must match: words in order, CJK runs as substrings."""
         parts: list[tantivy.Query] = []
         for field, tokens in self._piece_terms(phrase):
             if field == "text" and len(tokens) == 1:
