@@ -12,10 +12,12 @@ Fields (one tantivy document per chunk):
   lower-cased and stemmed (English Snowball): ``Running`` finds ``runs``. One
   field with the heading twice ranked better on the dev set than three
   weighted fields.
-* ``parts``: the words of the chunk's compound identifiers
+* ``parts``: the words of the compound identifiers that name the chunk
   (``_redirect_url`` -> ``redirect url``, ``hybridQuery`` -> ``hybrid
-  query``; :mod:`groove.fulltext.identifiers`), heading twice then breadcrumb
-  and content like ``text``, analysed the same way. A search also asks it
+  query``; :mod:`groove.fulltext.identifiers`): its heading twice and its
+  breadcrumb (path, scope, definition), analysed like ``text``. Not its
+  content: a name used in a body is not what the body defines, and on the
+  evaluation matrix the content's names let call sites outrank definitions. A search also asks it
   for each of its identifiers cut into words and for each two neighbouring
   words (``redirect url``), as phrases inside one name, each clause weighted
   by :data:`PARTS_WEIGHT` (chosen on the evaluation matrix,
@@ -88,7 +90,7 @@ _WORD_PATTERN = rf"[\p{{L}}\p{{N}}\p{{M}}_&&[^{rust_cjk_class()}]]+"
 _MAX_TOKEN_CHARS = 40
 _STAMP_CHUNK = 0
 #: The boost of a phrase's clause on ``parts`` beside its clause on ``text`` (0: off).
-PARTS_WEIGHT = 0.5
+PARTS_WEIGHT = 1.0
 _WRITER_HEAP = 48_000_000
 #: How the folder is named in refusals.
 _WHAT = "the full-text index folder"
@@ -581,10 +583,11 @@ class TantivyIndex(FullTextIndex):
         doc.add_integer("chunk_id", row.chunk_id)
         doc.add_integer("doc_id", row.doc_id)
         heading = row.heading or ""
-        for value in (heading, heading, row.context, row.content):
-            doc.add_text("text", value)
+        for value in (heading, heading, row.context):
             for words in identifier_parts(value):
                 doc.add_text("parts", words)
+        for value in (heading, heading, row.context, row.content):
+            doc.add_text("text", value)
             for run in CJK_RUN.findall(value):
                 pairs = bigrams(run)
                 if pairs:
