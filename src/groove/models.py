@@ -74,18 +74,21 @@ def passage_tokens(content_tokens: int | None, content: str, context: str) -> in
     return (content_tokens or estimated_tokens(content)) + len(context) // 4
 
 
-def code_breadcrumb(path: str, scope: str | None, kind: str | None, name: str | None) -> str:
-    """``src/db.rs > impl Database > method open``: where a code chunk sits, in words.
+def code_breadcrumb(path: str, scope: str | None, kind: str | None, name: str | None,
+                    keyword: str | None = None) -> str:
+    """``src/db.rs > impl Database › fn open``: where a code chunk sits, in words.
 
-    Parts that are unknown (a chunk of top-level lines has no definition) are
-    left out; the path is always there.
+    The enclosing definition's header comes first and the chunk's own
+    definition follows it after ``›``, written with the keyword that
+    introduces it in the source (``fn``, ``def``, ``struct``) or, when the
+    grammar has none (a Java method), its kind. Parts that are unknown (a
+    chunk of top-level lines has no definition) are left out; the path is
+    always there.
     """
-    parts = [path]
-    if scope:
-        parts.append(scope)
-    if name:
-        parts.append(f"{kind} {name}" if kind else name)
-    return " > ".join(parts)
+    label = f"{keyword or kind} {name}" if name and (keyword or kind) else name
+    if scope and label:
+        return f"{path} > {scope} › {label}"
+    return " > ".join(part for part in (path, scope or label) if part)
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,12 @@ class Definition:
     ``kind`` is the grammar's word (``function``, ``class``, ``method``...),
     ``scope`` the first enclosing node with a name (``impl Database``,
     ``class Config``) or None at top level. ``children`` are the definitions
-    nested inside it, in order and not overlapping.
+    nested inside it, in order and not overlapping. ``keyword`` is the
+    source's own word that introduces it (``fn``, ``def``, ``struct``,
+    ``impl``), None when there is none (a Java method starts with its type).
+    ``container``: a block the tags query does not report but that holds
+    definitions (Rust's ``impl``, a ``namespace``), added so its members are
+    chunked with their header.
     """
 
     first_line: int
@@ -104,6 +112,8 @@ class Definition:
     kind: str
     scope: str | None = None
     children: tuple[Definition, ...] = ()
+    keyword: str | None = None
+    container: bool = False
 
 
 @dataclass(frozen=True)

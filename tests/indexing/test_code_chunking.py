@@ -154,7 +154,7 @@ def test_a_definition_is_one_chunk_with_its_comment_kind_scope_and_lines():
     assert opened.scope == "class Store"
     assert opened.content.startswith("    # Opens the store")
     assert (opened.line_start, opened.line_end) == (9, 12)
-    assert opened.context == "pkg/mod.py > class Store > method open"
+    assert opened.context == "pkg/mod.py > class Store › def open"
     imports = chunks[0]
     assert imports.symbol_kind is None and imports.heading is None
     assert (imports.line_start, imports.line_end) == (1, 3)
@@ -294,3 +294,27 @@ def test_ordinary_long_lines_stay_whole():
     chunks = code_chunks(doc, outline, path="a.js", budget=1500, max_chunks=256, count_tokens=len)
     assert any(c.content.startswith("const table") and c.content.endswith("';")
                for c in chunks)
+
+
+def test_a_cut_impl_header_line_joins_its_first_method_and_breadcrumbs_name_the_impl():
+    from groove.parsers import get_parser
+
+    body = "\n".join(f"        let value_{i} = compute(value_{i - 1});" for i in range(1, 12))
+    text = ("impl Summary for NewsArticle {\n"
+            f"    fn summarize(&self) -> String {{\n        let value_0 = 0;\n{body}\n"
+            "        String::new()\n    }\n\n"
+            f"    fn summarize_author(&self) -> String {{\n        let value_0 = 0;\n{body}\n"
+            "        String::new()\n    }\n}\n")
+    doc = get_parser("rust").parse(text.encode(), "src/lib.rs")
+    assert doc.outline is not None
+    chunks = code_chunks(doc, doc.outline, path="src/lib.rs", budget=700, max_chunks=None,
+                         count_tokens=len)
+    assert [(c.heading, c.line_start) for c in chunks] == [("summarize", 1),
+                                                           ("summarize_author", 18)]
+    assert chunks[0].content.startswith("impl Summary for NewsArticle {\n    fn summarize")
+    assert chunks[1].context == "src/lib.rs > impl Summary for NewsArticle › fn summarize_author"
+    assert chunks[1].content.endswith("    }\n}")
+    whole = code_chunks(doc, doc.outline, path="src/lib.rs", budget=1500, max_chunks=None,
+                        count_tokens=len)
+    assert [(c.heading, c.symbol_kind, c.context) for c in whole] == [
+        ("Summary for NewsArticle", "impl", "src/lib.rs > impl Summary for NewsArticle")]

@@ -35,8 +35,8 @@ def flat(definitions, depth=0):
 @pytest.mark.parametrize(("parser_id", "path", "source", "expected"), [
     ("rust", "k.rs", "pub struct A { x: u8 }\n\nenum E { X }\n\ntrait Shape {\n    fn area(&self);\n}"
      "\n\nimpl A {\n    fn get(&self) {}\n}\n\nfn free() {}\n\nmod inner {\n}\n",
-     {("A", "struct"), ("E", "enum"), ("Shape", "trait"), ("get", "method"), ("free", "function"),
-      ("inner", "module")}),
+     {("A", "struct"), ("E", "enum"), ("Shape", "trait"), ("A", "impl"), ("get", "method"),
+      ("free", "function"), ("inner", "module")}),
     ("typescript", "k.ts", "interface Shape { area: number }\n\ntype Id = string;\n\nenum Color { Red }"
      "\n\nclass Box {\n  open() {}\n}\n\nfunction make() {}\n\nnamespace util {\n  export const x = 1;\n}\n",
      {("Shape", "interface"), ("Id", "type"), ("Color", "enum"), ("Box", "class"),
@@ -182,3 +182,28 @@ def test_a_file_of_thousands_of_top_level_definitions_is_outlined_whole():
     source = "".join(f"function a{i}(b){{return b*{i}}}\n" for i in range(5000))
     names = {d.name for d in flat(outline_of("javascript", "min.js", source).definitions)}
     assert names == {f"a{i}" for i in range(5000)}
+
+
+def test_a_block_around_definitions_is_a_container_with_its_members_below_it():
+    source = ("pub trait Summary {\n    fn summarize(&self) -> String;\n}\n\n"
+              "impl Summary for NewsArticle {\n    pub fn summarize(&self) -> String {\n"
+              "        String::new()\n    }\n}\n")
+    definitions = outline_of("rust", "lib.rs", source).definitions
+    block = definitions[-1]
+    assert (block.name, block.kind, block.keyword, block.container) == (
+        "Summary for NewsArticle", "impl", "impl", True)
+    assert (block.first_line, block.last_line) == (4, 8)
+    assert [(d.name, d.keyword, d.scope) for d in block.children] == [
+        ("summarize", "fn", "impl Summary for NewsArticle")]
+    assert definitions[0].keyword == "trait" and not definitions[0].container
+    cpp = outline_of("cpp", "a.cpp", "namespace ns {\nint f() { return 1; }\n}\n").definitions
+    assert [(d.name, d.kind, d.container, len(d.children)) for d in cpp] == [
+        ("ns", "namespace", True, 1)]
+
+
+def test_a_definition_records_the_keyword_before_its_name():
+    python = outline_of("python", "m.py", "class C:\n    async def m(self):\n        pass\n")
+    assert [(d.name, d.keyword) for d in flat(python.definitions)] == [("C", "class"),
+                                                                       ("m", "def")]
+    java = outline_of("java", "A.java", "class A {\n  void m() {}\n}\n")
+    assert [(d.name, d.keyword) for d in flat(java.definitions)] == [("A", "class"), ("m", None)]

@@ -79,7 +79,9 @@ def test_languages_and_symbol_kind_filter_and_rust_scope(code_kb):
     hits = code_kb.search(SearchRequest(query="open the warehouse ledger", languages=["rust"],
                                         symbol_kind=["method"])).results
     assert [(h.heading, h.scope) for h in hits] == [("open_ledger", "impl Warehouse")]
-    assert hits[0].content.lstrip().startswith("/// Opens the warehouse ledger")
+    # the impl around this one method is its chunk: header, doc comment, closing brace
+    assert hits[0].content.startswith("impl Warehouse {\n    /// Opens the warehouse ledger")
+    assert hits[0].content.endswith("}\n}")
     prose = code_kb.search(SearchRequest(query="inventory stock levels", languages=["python"]))
     assert {h.path for h in prose.results} <= {"src/inventory/store.py"}
 

@@ -12,6 +12,19 @@ Fields (one tantivy document per chunk):
   lower-cased and stemmed (English Snowball): ``Running`` finds ``runs``. One
   field with the heading twice ranked better on the dev set than three
   weighted fields.
+* ``parts``: the words of the compound identifiers that name the chunk
+  (``_redirect_url`` -> ``redirect url``, ``hybridQuery`` -> ``hybrid
+  query``; :mod:`groove.fulltext.identifiers`): its heading twice and its
+  breadcrumb (path, scope, definition), analysed like ``text``. Not its
+  content: a name used in a body is not what the body defines, and on the
+  evaluation matrix the content's names let call sites outrank definitions. A search also asks it
+  for each of its identifiers cut into words and for each two neighbouring
+  words (``redirect url``), as phrases inside one name, each clause weighted
+  by :data:`PARTS_WEIGHT` (chosen on the evaluation matrix,
+  docs/evaluation.md); an exclusion does not (it matches the word as
+  written). Plain words are
+  not repeated here, so a prose chunk without such names has an empty
+  ``parts`` and its ranking is what ``text`` alone gives.
 * ``cjk``: every maximal run of kanji, hiragana and katakana
   (:mod:`groove.fulltext.scripts`) as overlapping character bigrams with
   positions, so a CJK phrase of two or more characters is a bigram *phrase*
@@ -62,6 +75,7 @@ import tantivy
 
 from groove.errors import FullTextDamaged, GrooveError
 from groove.fulltext.base import FullTextIndex, Stamp, TextRow
+from groove.fulltext.identifiers import identifier_parts, query_parts
 from groove.fulltext.irregular import BASE_FORMS
 from groove.fulltext.scripts import CJK_RUN, rust_cjk_class
 from groove.store.files import check_directory, planted_entries
@@ -75,6 +89,8 @@ _WORD_PATTERN = rf"[\p{{L}}\p{{N}}\p{{M}}_&&[^{rust_cjk_class()}]]+"
 #: Longer tokens (base64 blobs, hashes) are dropped from the index, as tantivy's default does.
 _MAX_TOKEN_CHARS = 40
 _STAMP_CHUNK = 0
+#: The boost of a phrase's clause on ``parts`` beside its clause on ``text`` (0: off).
+PARTS_WEIGHT = 1.0
 _WRITER_HEAP = 48_000_000
 #: How the folder is named in refusals.
 _WHAT = "the full-text index folder"
@@ -109,6 +125,7 @@ def _schema() -> tantivy.Schema:
     builder.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
     builder.add_integer_field("doc_id", indexed=True)
     builder.add_text_field("text", tokenizer_name=_WORDS, index_option="position")
+    builder.add_text_field("parts", tokenizer_name=_WORDS, index_option="position")
     builder.add_text_field("cjk", tokenizer_name=_SPACES, index_option="position")
     builder.add_text_field("cjk1", tokenizer_name=_SPACES, index_option="freq")
     builder.add_text_field("stamp", stored=True, tokenizer_name="raw")
@@ -440,9 +457,29 @@ class TantivyIndex(FullTextIndex):
         clauses = [q for q in (self._phrase(p, searched) for p in phrases) if q is not None]
         if not clauses:
             return None
+        if searched and PARTS_WEIGHT > 0:
+            clauses += [tantivy.Query.boost_query(self._in_order("parts", words), PARTS_WEIGHT)
+                        for words in self._identifier_phrases(phrases)]
         if len(clauses) == 1:
             return clauses[0]
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
+
+    def _identifier_phrases(self, phrases: Sequence[str]) -> list[list[str]]:
+        """What a search asks of ``parts``: two or more words in order, never one alone.
+
+        A phrase that is itself an identifier (``hybridQuery``, ``_redirect_url``)
+        asks for its parts; two neighbouring one-word phrases (``redirect``,
+        ``url``) ask for the pair, which matches only inside one name. A lone
+        word is not asked: on the evaluation matrix, every word of a question
+        also matching inside names ranked worse (docs/evaluation.md).
+        """
+        words = [[] if CJK_RUN.search(p) else
+                 [t for w in query_parts(p) for t in self._words.analyze(w)] for p in phrases]
+        asked = [w for w in words if len(w) >= 2]
+        asked += [a + b for a, b in zip(words[:-1], words[1:], strict=True)
+                  if len(a) == 1 and len(b) == 1]
+        unique: dict[tuple[str, ...], list[str]] = {tuple(w): w for w in asked}
+        return list(unique.values())
 
     def _phrase(self, phrase: str, searched: bool) -> tantivy.Query | None:
         """Every piece of the phrase must match: words in order, CJK runs as substrings."""
@@ -546,6 +583,9 @@ class TantivyIndex(FullTextIndex):
         doc.add_integer("chunk_id", row.chunk_id)
         doc.add_integer("doc_id", row.doc_id)
         heading = row.heading or ""
+        for value in (heading, heading, row.context):
+            for words in identifier_parts(value):
+                doc.add_text("parts", words)
         for value in (heading, heading, row.context, row.content):
             doc.add_text("text", value)
             for run in CJK_RUN.findall(value):

@@ -7,7 +7,10 @@ in the order they apply:
 
 * every definition that fits the budget (``[parsers.code] max_chunk_chars``)
   is one chunk, its doc comment included (the parser already extended its
-  range over it);
+  range over it); so is a container (an ``impl`` block, a ``namespace``:
+  :class:`~groove.models.Definition` ``container``), its small members
+  sharing that chunk; a container around a single member gives that
+  member's chunk, header and closing brace included;
 * a definition over the budget is cut at its nested definitions (each
   chunked by these same rules) and the lines between them, and a stretch of
   lines still over the budget is cut by lines; every piece keeps the
@@ -15,7 +18,11 @@ in the order they apply:
 * a piece of a cut definition shorter than :data:`SHORT_CHARS` (a lone
   closing brace, a one-line header) is folded into its neighbour inside the
   same definition, so a short chunk carrying a kind is always a whole
-  definition;
+  definition; the header of a cut definition that holds others (``impl
+  Summary for NewsArticle {``, ``class Client(Base):``: at most
+  :data:`HEADER_LINES` line of code before its first member) joins that first
+  member's chunk whatever its length, so a header line is never a chunk of
+  its own (every member names the header in its breadcrumb anyway);
 * the lines no definition covers (imports, top-level statements, regions the
   grammar could not read) become line-based chunks without a kind; the
   closing brackets at the start of such a stretch (the end of an ``impl`` or
@@ -58,6 +65,13 @@ DEGRADED_TAG = "parse:degraded"
 CODE_TAG = "code"
 
 _CLOSERS = frozenset("}])>;,")
+#: A cut definition's lines before its first member, when no more than this many of
+#: them are code (not blank, not a comment or an attribute), are its header: they join
+#: that member's chunk. A documented class (``class Lock:`` and its docstring) keeps a
+#: chunk of its own: the docstring is worth finding for itself.
+HEADER_LINES = 1
+#: How a comment, attribute or decorator line starts (not counted as header code).
+_ANNOTATION_STARTS = ("//", "#", "/*", "*", "@", "--")
 
 
 @dataclass(frozen=True)
@@ -165,7 +179,10 @@ def _raw_pieces(lines: _Lines, definitions: Sequence[Definition], budget: int) -
 
     def emit(definition: Definition) -> None:
         if lines.weight(definition.first_line, definition.last_line) <= budget:
-            pieces.append(Piece(definition.first_line, definition.last_line, definition))
+            # a container around one member is that member with its header and closer
+            owner = (definition.children[0] if definition.container
+                     and len(definition.children) == 1 else definition)
+            pieces.append(Piece(definition.first_line, definition.last_line, owner))
             return
         cursor = definition.first_line
         for child in definition.children:
@@ -215,9 +232,11 @@ def _fold_definition_fragments(lines: _Lines, raw: list[Piece]) -> list[Piece]:
             piece = Piece(pending.first, piece.last, piece.definition)
             pending = None
         owner = piece.definition
-        whole = owner is not None and (piece.first, piece.last) == (owner.first_line,
-                                                                    owner.last_line)
-        if owner is None or whole or len(lines.text(piece.first, piece.last).strip()) >= SHORT_CHARS:
+        whole = owner is not None and piece.first <= owner.first_line \
+            and owner.last_line <= piece.last
+        if owner is None or whole or (
+                len(lines.text(piece.first, piece.last).strip()) >= SHORT_CHARS
+                and not _header(lines, piece, owner)):
             out.append(piece)
             continue
         if out and _inside(out[-1], owner):
@@ -227,6 +246,18 @@ def _fold_definition_fragments(lines: _Lines, raw: list[Piece]) -> list[Piece]:
     if pending is not None:  # cannot happen for a cut definition, but never lose lines
         out.append(pending)
     return out
+
+
+def _header(lines: _Lines, piece: Piece, owner: Definition) -> bool:
+    """The piece is the first lines of a definition holding others, up to its first
+    member, and at most :data:`HEADER_LINES` of them are code."""
+    if not owner.children or piece.first > owner.first_line:
+        return False
+    if piece.last >= owner.children[0].first_line:
+        return False
+    code = (line.strip() for line in lines.lines[piece.first:piece.last + 1])
+    return sum(bool(line) and not line.startswith(_ANNOTATION_STARTS)
+               for line in code) <= HEADER_LINES
 
 
 def _inside(piece: Piece, owner: Definition) -> bool:
@@ -298,11 +329,12 @@ def code_chunks(doc: ParsedDocument, outline: CodeOutline, *, path: str, budget:
         kind = definition.kind if definition else None
         name = definition.name if definition else None
         scope = definition.scope if definition else None
+        keyword = definition.keyword if definition else None
         chunks.append(Chunk(
             chunk_index=len(chunks),
             heading=name,
             level=None,
-            context=code_breadcrumb(path, scope, kind, name),
+            context=code_breadcrumb(path, scope, kind, name, keyword),
             content=content,
             token_count=count_tokens(content),
             quality=quality_score(content, definition=definition is not None),

@@ -213,3 +213,46 @@ def quality_score(content: str, *, binary_format: bool = False,
     if "\n" not in text and len(text) < ONE_LINE_CHARS and not definition:
         score -= ONE_LINE_PENALTY
     return round(min(1.0, max(0.0, score)), 6)
+
+
+#: A line that only brings names in: ``use``/``mod x;``/``extern crate`` (Rust),
+#: ``import``/``from x import`` (Python, JS, Java, Go), ``package``, ``#include``,
+#: ``using``, ``require``.
+_IMPORT_LINE = re.compile(
+    r"^(?:pub(?:\([^)]*\))?\s+)?(?:use\s|extern\s+crate\s|mod\s+\w+\s*;)"
+    r"|^import\b|^from\s+\S+\s+import\b|^package\s|^#\s*include\b|^using\s"
+    r"|^(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|^require\b|^export\s+(?:\*|\{[^}]*\})\s+from\b")
+#: A line that only annotates what follows: an attribute or a decorator (``#[derive(..)]``,
+#: ``@dataclass``), or a comment.
+_ANNOTATION_LINE = re.compile(r"^(?:#!?\[|@\w|//|/\*|\*|#(?!\s*include))")
+_BRACES = frozenset("{}()[];,")
+
+
+def is_import_only(content: str) -> bool:
+    """True when a code chunk holds nothing but imports, attributes, comments and braces,
+    with at least one import or attribute (``use std::error::Error;\\nuse std::fs::File;``).
+
+    Such a chunk (the lines before a file's first definition) keeps every
+    byte in the index, but it answers no question about what the code
+    does: search ranks it as a stub (docs/indexing.md, "Source code"). A
+    multi-line import (``from x import (`` ... ``)``, ``use std::{`` ... ``};``)
+    counts as one import.
+    """
+    seen = False
+    open_import = False
+    for raw in content.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if open_import:
+            open_import = not any(closer in line for closer in (")", "}"))
+            continue
+        if _IMPORT_LINE.match(line):
+            seen = True
+            open_import = (line.count("(") > line.count(")")
+                           or line.count("{") > line.count("}"))
+        elif _ANNOTATION_LINE.match(line):
+            seen = seen or line.startswith(("#[", "#![", "@"))
+        elif not set(line) <= _BRACES:
+            return False
+    return seen

@@ -1,6 +1,7 @@
 """The search pipeline, as one function calling one function per stage (docs/search.md).
 
-candidates → filters → fusion (RRF or convex) → translations → reranker → quoted phrases first →
+candidates → filters → fusion (RRF or convex) → translations → reranker → import-only code
+chunks last → quoted phrases first →
 per-document cap and same-document margin → MMR → parent retriever → match_spans → low_confidence. Filters are applied inside the candidate step
 (before each leg's cut to N), as the spec requires. Each optional stage is a
 no-op when off, so with all of them off the output is exactly the fused ranking.
@@ -9,6 +10,7 @@ no-op when off, so with all of them off the output is exactly the fused ranking.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from groove.config import Config
 from groove.embedders.base import Embedder
@@ -34,6 +36,7 @@ from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
+from groove.search.stubs import demote_import_stubs
 from groove.search.translations import raise_translations, translation_finder
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -65,8 +68,9 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
         ranked = record("translations", _translation_stage(ranked, candidates, request, store,
                                                            config, vectors))
         ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
-        ranked, rows, quotes_met = _quote_stage(record("rerank", ranked), parsed, request,
-                                                store, rows)
+        ranked, rows = _stub_stage(record("rerank", ranked), request, store, vectors, rows)
+        ranked, rows, quotes_met = _quote_stage(record("import stubs", ranked), parsed,
+                                                request, store, rows)
         ranked = record("quotes", ranked)
         ranked = record("document margin", _cap_stage(ranked, stages, vectors, request.limit,
                                                       record))
@@ -169,6 +173,22 @@ def _translation_stage(ranked: Ranked, candidates: Candidates,
     return raise_translations(ranked, twins, ratio, request.limit,
                               asked=lambda chunk_id: vectors.in_script([chunk_id],
                                                                        candidates.query_cjk)[0])
+
+
+def _stub_stage(ranked: Ranked, request: SearchRequest, store: Store, vectors: VectorIndex,
+                rows: dict[int, ChunkRow]) -> tuple[Ranked, dict[int, ChunkRow]]:
+    """Import-only code chunks behind the other candidates unless the question is about
+    them (search/stubs.py); a knowledge base without code definitions is passed through."""
+    if not vectors.has_code():
+        return ranked, rows
+    pool, rest = ranked[:candidate_count(request.limit)], ranked[candidate_count(request.limit):]
+    rows = _ensure_rows(store, rows, pool)
+
+    def gap_chunks(ids: Sequence[int]) -> dict[int, str]:
+        return {c: rows[c].content for c in ids if c in rows
+                and rows[c].symbol_kind is None and rows[c].line_start is not None}
+
+    return demote_import_stubs(pool, request.query, gap_chunks) + rest, rows
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

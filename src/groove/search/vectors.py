@@ -318,6 +318,10 @@ class VectorIndex(AnnUpkeep):
         """
         return self._translated().get(doc_id, ())
 
+    def has_code(self) -> bool:
+        """Whether any chunk is a code definition (a symbol kind is known)."""
+        return bool(self._kinds)
+
     def has_translations(self) -> bool:
         """Whether any document has an other-language version (search/translations.py)."""
         return bool(self._translated())

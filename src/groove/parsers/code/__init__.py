@@ -29,9 +29,10 @@ LANG_TAG_PREFIX = "lang:"
 class CodeParser(Parser):
     """Base of the per-language parsers: ``id`` is a key of :data:`LANGUAGES`."""
 
-    #: Kinds in each language's own words and the ``lang:`` tag: an index that
-    #: recorded an older rule re-reads its source files once.
-    policy = "language-kinds"
+    #: Kinds in each language's own words, the ``lang:`` tag, containers (``impl``,
+    #: ``namespace``) and breadcrumbs that read like the code: an index that
+    #: recorded an older rule re-reads (and re-embeds) its source files once.
+    policy = "language-kinds+containers"
 
     def check(self) -> None:
         """Load the grammar now; ConfigError naming the missing package if it cannot be."""

@@ -15,6 +15,16 @@ tags query):
 * the scope is the first ancestor carrying a ``name`` field (or, for a
   keyword-led block such as Rust's ``impl``, a ``type`` field), written as
   its keyword and name: ``impl Database``, ``class Config``;
+* a block that holds definitions without being one itself (Rust's ``impl``,
+  a C++ ``namespace``: keyword-led, named, and not reported by the tags
+  query) becomes a *container* definition of its own, kind and keyword its
+  keyword, name the rest of its label (``impl Summary for NewsArticle`` is
+  kind ``impl``, name ``Summary for NewsArticle``), so the chunker sees the
+  block around its members: a small one is one chunk, header included, and
+  a large one's header line joins its first member instead of standing
+  alone;
+* each definition records its keyword: the source's own word before its
+  name (``fn``, ``def``, ``struct``), so a breadcrumb reads like the code;
 * a definition nested inside another becomes its child; one that shares a
   line with a neighbour without being inside it is dropped (its lines stay
   in the chunks around it, so nothing is lost).
@@ -41,6 +51,14 @@ _WRAPPERS = frozenset({
     "lexical_declaration", "variable_declaration",
 })
 _DECLARATIONS = frozenset({"function_definition", "declaration", "field_declaration"})
+#: Keywords of a block that becomes a container definition when the tags query does not
+#: report it itself (Rust's ``impl``, a C++ or PHP ``namespace``).
+_CONTAINER_KEYWORDS = frozenset({
+    "impl", "namespace", "mod", "module", "trait", "class", "interface", "struct", "enum",
+    "extension", "object",
+})
+#: How many leading children are read for a definition's keyword (modifiers come first).
+_KEYWORD_LOOKAHEAD = 8
 
 
 class TooDeep(Exception):
@@ -54,11 +72,14 @@ class _Def:
     name: str
     kind: str
     scope: str | None
+    keyword: str | None = None
+    container: bool = False
     children: list[_Def] = field(default_factory=list)
 
     def frozen(self) -> Definition:
         return Definition(self.first, self.last, self.name, self.kind, self.scope,
-                          tuple(c.frozen() for c in self.children))
+                          tuple(c.frozen() for c in self.children), self.keyword,
+                          self.container)
 
 
 def definitions(tree: Any, query: Any, source: bytes) -> tuple[Definition, ...]:
@@ -70,20 +91,54 @@ def definitions(tree: Any, query: Any, source: bytes) -> tuple[Definition, ...]:
 
     lines = source.split(b"\n")
     found: dict[tuple[int, int], _Def] = {}
+    defined: set[tuple[int, int]] = set()  # byte ranges of the definitions' own nodes
+    holders: dict[tuple[int, int], Any] = {}  # the nodes their scopes were read from
     for _pattern, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
         kinds = [k for k in captures if k.startswith("definition.")]
         names = captures.get("name")
         if not kinds or not names:
             continue
-        node = _definition_node(captures[kinds[0]][0])
-        scope = _scope(node)
+        captured = captures[kinds[0]][0]
+        node = _definition_node(captured)
+        defined.update((captured.byte_range, node.byte_range))
+        scope, holder = _scope(node)
+        if holder is not None:
+            holders.setdefault(holder.byte_range, holder)
         first = _doc_comment_start(node, lines)
         last = _last_row(node)
         name = _text(names[0])
         if (first, last) not in found and name:
-            kind = symbol_kind(kinds[0].split(".", 1)[1], captures[kinds[0]][0])
-            found[(first, last)] = _Def(first, last, name, kind, scope)
+            kind = symbol_kind(kinds[0].split(".", 1)[1], captured)
+            found[(first, last)] = _Def(first, last, name, kind, scope,
+                                        _keyword(captured, names[0]))
+    for byte_range, holder in holders.items():
+        container = None if byte_range in defined else _container(holder, lines)
+        if container is not None and (container.first, container.last) not in found:
+            found[(container.first, container.last)] = container
     return tuple(d.frozen() for d in _nest(sorted(found.values(), key=lambda d: (d.first, -d.last))))
+
+
+def _container(node: Any, lines: list[bytes]) -> _Def | None:
+    """A keyword-led block holding definitions (``impl Summary for NewsArticle``) as a
+    definition of its own, or None when its keyword is not a container's."""
+    parts = _scope_parts(node)
+    if parts is None or parts[0] is None or parts[0] not in _CONTAINER_KEYWORDS:
+        return None
+    keyword, label = parts[0], parts[1]
+    return _Def(_doc_comment_start(node, lines), _last_row(node), label, keyword,
+                _scope(node)[0], keyword, container=True)
+
+
+def _keyword(captured: Any, name: Any) -> str | None:
+    """The last keyword token before the definition's name (``pub async fn`` -> ``fn``)."""
+    keyword = None
+    for index in range(_KEYWORD_LOOKAHEAD):
+        child = captured.child(index)
+        if child is None or child.start_byte >= name.start_byte:
+            break
+        if not child.is_named and child.type.isalpha():
+            keyword = child.type
+    return keyword
 
 
 def _nest(ordered: list[_Def]) -> list[_Def]:
@@ -113,9 +168,11 @@ def _definition_node(node: Any) -> Any:
     return node
 
 
-def _scope(node: Any) -> str | None:
-    """The first named ancestor as ``keyword name``; counts the walk against MAX_DEPTH."""
+def _scope(node: Any) -> tuple[str | None, Any]:
+    """The first named ancestor as ``keyword name``, and that ancestor; counts the walk
+    against MAX_DEPTH."""
     scope = None
+    holder = None
     steps = 0
     current = node.parent
     while current is not None:
@@ -124,11 +181,23 @@ def _scope(node: Any) -> str | None:
             raise TooDeep
         if scope is None:
             scope = _scope_label(current)
+            holder = current if scope is not None else None
         current = current.parent
-    return scope
+    return scope, holder
 
 
 def _scope_label(node: Any) -> str | None:
+    parts = _scope_parts(node)
+    if parts is None:
+        return None
+    keyword, label = parts
+    full = f"{keyword} {label}" if keyword else label
+    return full[:MAX_SCOPE_CHARS]
+
+
+def _scope_parts(node: Any) -> tuple[str | None, str] | None:
+    """``(keyword, label)`` of a node that names a scope (``("impl", "Summary for
+    NewsArticle")``), or None."""
     keyword = None
     first_child = node.child(0)  # never ``children[0]``: that builds a list of them all
     if first_child is not None and not first_child.is_named:
@@ -143,11 +212,8 @@ def _scope_label(node: Any) -> str | None:
         label = f"{_text(trait)} for {typ}" if trait is not None else typ
     else:
         return None
-    label = " ".join(label.split())
-    if not label:
-        return None
-    full = f"{keyword} {label}" if keyword else label
-    return full[:MAX_SCOPE_CHARS]
+    label = " ".join(label.split())[:MAX_SCOPE_CHARS]
+    return (keyword, label) if label else None
 
 
 def _doc_comment_start(node: Any, lines: list[bytes]) -> int:
