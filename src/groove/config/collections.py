@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from groove.config._util import _absolute
+from groove.config._util import _absolute, _deep_merge
 from groove.errors import ConfigError
 
 #: A collection name: what a URI, a flag and a tool argument can carry without quoting.
@@ -79,16 +79,7 @@ def collection_layer(raw: Mapping[str, Any], table: Mapping[str, Any]) -> dict[s
     golden = layer.get("eval")
     if isinstance(golden, dict):  # one golden file per folder: never shared
         golden.pop("golden", None)
-    return _merge(layer, table)
-
-
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = copy.deepcopy(value)
-    return base
+    return _deep_merge(layer, table)
 
 
 def check_collection_inside(name: str, kb_path: Any, base: Path, source: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from groove.config._util import _absolute, _check_kb_dir, _exists, _get, _is_file
+from groove.config._util import _absolute, _check_kb_dir, _deep_merge, _exists, _get, _is_file
 from groove.config.collections import (
     check_collection_inside,
     collection_layer,
@@ -205,15 +205,6 @@ def _resolve_paths(raw: dict[str, Any], validated: _Settings, base: Path) -> Non
             value = getattr(value, key)
         parent = _get(raw, keys[:-1]) if len(keys) > 1 else raw
         parent[keys[-1]] = _absolute(value, base)
-
-
-def _deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
-            _deep_merge(base[key], value)
-        else:
-            base[key] = copy.deepcopy(value)
-    return base
 
 
 def _plain(value: Any) -> Any:

@@ -76,6 +76,45 @@ class Embedder(ABC):
         """Release connections or engines (nothing to do for most backends)."""
 
 
+class WrappedEmbedder(Embedder):
+    """Another embedder seen through a wrapper that changes one part of it.
+
+    Every call goes to ``model`` and the identity (id, dimension, source,
+    engine) is its; a subclass overrides only what it changes (collections
+    keep recent query vectors, a benchmark collects passage texts).
+    """
+
+    def __init__(self, model: Embedder) -> None:
+        self.model = model
+        self.model_id, self.dim = model.model_id, model.dim
+        self.max_input_tokens, self.downloads = model.max_input_tokens, model.downloads
+        self.source, self.engine = model.source, model.engine
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.model.embed_passages(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.model.embed_query(text)
+
+    def probe(self) -> None:
+        self.model.probe()
+
+    def expect_dim(self, dim: int | None) -> None:
+        self.model.expect_dim(dim)
+
+    def token_count(self, text: str) -> int:
+        return self.model.token_count(text)
+
+    def token_floor(self, text: str) -> int:
+        return self.model.token_floor(text)
+
+    def token_ceiling(self, text: str) -> int | None:
+        return self.model.token_ceiling(text)
+
+    def close(self) -> None:
+        self.model.close()
+
+
 class EmbedderFactory(Protocol):
     """How :func:`groove.embedders.get_embedder` builds a registered class.
 
