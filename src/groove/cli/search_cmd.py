@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -99,18 +100,8 @@ def search_command(kb: KnowledgeBase | Collections, base_request: SearchRequest,
         # the count of changed files started with the search; a one-shot run reports it
         response.index = kb.index_state(wait_for_files=True)
     note = response.index.note() if response.index is not None else None
-    if note:
-        click.echo(f"note: {note}", err=True)
-    for filter_note in response.notes:
-        click.echo(f"note: {filter_note}", err=True)
-    if fmt == "json":
-        click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
-    elif fmt in ("md", "csv", "files"):
-        _low_confidence_note(response)
-        click.echo(_render(kb, response, fmt, query), nl=False)
-    else:
-        _low_confidence_note(response)
-        click.echo(render_text(response, highlight=terminal))
+    _print_answer(response, [note] if note else [], fmt, terminal,
+                  lambda: _render(kb, response, fmt, query))
 
 
 def _search_collections(kbs: Collections, request: SearchRequest, fmt: str, query: str,
@@ -121,19 +112,29 @@ def _search_collections(kbs: Collections, request: SearchRequest, fmt: str, quer
         kbs[name].ensure_index(reporter=make_reporter(quiet=False, progress=True), wait=False,
                                finish=False)
     response = kbs.search(request)
-    for name, state in (response.collections or {}).items():
-        note = state.note()
-        if note:
-            click.echo(f"note: {name}: {note}", err=True)
-    for filter_note in response.notes:
-        click.echo(f"note: {filter_note}", err=True)
+    states = [f"{name}: {note}" for name, state in (response.collections or {}).items()
+              if (note := state.note())]
+    _print_answer(response, states, fmt, terminal,
+                  lambda: _render_collections(kbs, response, fmt, query))
+
+
+def _print_answer(response: SearchResponse, index_notes: list[str], fmt: str, terminal: bool,
+                  render: Callable[[], str]) -> None:
+    """The notes on stderr, then the answer in ``fmt`` (``render`` makes md, csv and files)."""
+    for note in [*index_notes, *response.notes]:
+        click.echo(f"note: {note}", err=True)
     if fmt == "json":
         click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
         return
     _low_confidence_note(response)
     if fmt == "text":
         click.echo(render_text(response, highlight=terminal))
-        return
+    else:
+        click.echo(render(), nl=False)
+
+
+def _render_collections(kbs: Collections, response: SearchResponse, fmt: str, query: str) -> str:
+    """md, csv or files over collections: each hit's lines read from its own collection."""
     from groove.cli.formats import render_csv, render_files, render_md
     from groove.documents.locate import hit_lines
 
@@ -141,9 +142,8 @@ def _search_collections(kbs: Collections, request: SearchRequest, fmt: str, quer
              for hit in response.results]
     for hit in response.results:  # a file's full path: the collections' paths may collide
         hit.path = str(kbs[hit.collection or ""].kb_path / hit.path)
-    text = (render_files(response) if fmt == "files" else
+    return (render_files(response) if fmt == "files" else
             render_md(response, query, lines) if fmt == "md" else render_csv(response, lines))
-    click.echo(text, nl=False)
 
 
 def _low_confidence_note(response: SearchResponse) -> None:
