@@ -63,7 +63,7 @@ def test_search_text_format_is_blocks_separated_by_dashes(kb_dir, run):
     result = run("search", "--kb-path", str(kb_dir), "--format", "text", "--limit", "2", "tokio spawn")
     blocks = result.stdout.strip().split("\n---\n")
     assert len(blocks) == 2
-    assert blocks[0].startswith("path: a/first.md\nheading: Tokio\nscore: ")
+    assert blocks[0].startswith("path: a/first.md:5\nheading: Tokio\nscore: ")
 
 
 def test_bad_argument_is_refused_before_any_model_loads(kb_dir, monkeypatch, run):
