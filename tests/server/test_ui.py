@@ -38,6 +38,14 @@ def search(page, query: str) -> None:
         " return r.dataset.state === 'done' && r.dataset.query === q; }", arg=query, timeout=30_000)
 
 
+def shown_path(hit) -> str:
+    """The path a hit shows, its ``:line`` (every text hit names the line it starts at) checked
+    and dropped."""
+    path, colon, line = (hit.locator(".hit-path").text_content() or "").rpartition(":")
+    assert colon and line.isdigit() and int(line) >= 1, line
+    return path
+
+
 def test_status_band_shows_the_server(page):
     page.wait_for_function("document.getElementById('st-documents').textContent === '6'",
                            timeout=10_000)
@@ -48,11 +56,15 @@ def test_status_band_shows_the_server(page):
     assert page.text_content("#st-watcher").startswith(("watching", "off"))
 
 
-def test_search_shows_hits_with_highlighted_spans(page):
+def test_search_shows_hits_with_highlighted_spans(page, server_kb):
     search(page, "bootstrap script")
     assert page.locator("#results .hit").count() >= 1
     first = page.locator("#results .hit").first
-    assert first.locator(".hit-path").text_content() == "guides/setup.md"
+    assert shown_path(first) == "guides/setup.md"
+    line = int(first.locator(".hit-path").text_content().rpartition(":")[2])
+    lines = (server_kb.kb / "guides" / "setup.md").read_text(encoding="utf-8").split("\n")
+    shown = first.locator(".hit-content").text_content() or ""
+    assert shown.strip().split("\n")[0].strip() in lines[line - 1]  # the line its text starts at
     assert first.locator(".hit-score").text_content()
     tags = first.locator(".tag").all_text_contents()
     assert tags == ["install", "onboarding"]
@@ -64,7 +76,7 @@ def test_search_shows_hits_with_highlighted_spans(page):
 def test_multibyte_content_highlights_by_byte_offsets(page):
     search(page, "quetzalcoatlite")
     hit = page.locator("#results .hit").first
-    assert hit.locator(".hit-path").text_content() == "notes/unicode.md"
+    assert shown_path(hit) == "notes/unicode.md"
     assert hit.locator("mark").all_text_contents() == ["quetzalcoatlite"]
     assert "東京 precede the quetzalcoatlite mineral" in hit.locator(".hit-content").text_content()
 
@@ -98,7 +110,7 @@ def test_a_linked_search_runs_on_load_with_its_filters(page, http_server):
     assert page.input_value("#limit") == "3"
     assert page.input_value("#f-tags_any") == "install"
     assert page.evaluate("document.getElementById('filters').open")
-    assert page.locator("#results .hit .hit-path").first.text_content() == "guides/setup.md"
+    assert shown_path(page.locator("#results .hit").first) == "guides/setup.md"
     for hit in page.locator("#results .hit").all():
         assert "install" in hit.locator(".tag").all_text_contents()
     page.goto(http_server.base + "/ui?q=bootstrap+script&path_globs=notes/**")
@@ -120,12 +132,12 @@ def test_a_search_is_kept_in_the_address_for_reload_and_back(page, http_server):
     assert page.url == http_server.base + "/ui?q=quetzalcoatlite"
     page.reload()  # a bookmark or a shared link lands here
     _wait_for(page, "quetzalcoatlite")
-    assert page.locator("#results .hit .hit-path").first.text_content() == "notes/unicode.md"
+    assert shown_path(page.locator("#results .hit").first) == "notes/unicode.md"
     page.go_back()
     _wait_for(page, "bootstrap script")
     assert page.input_value("#q") == "bootstrap script"
     assert page.input_value("#f-tags_any") == "install, onboarding"
-    assert page.locator("#results .hit .hit-path").first.text_content() == "guides/setup.md"
+    assert shown_path(page.locator("#results .hit").first) == "guides/setup.md"
 
 
 def test_a_code_hit_shows_path_line_and_its_definition(browser, server_factory, tmp_path,
