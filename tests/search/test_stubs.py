@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from groove.indexing.quality import is_import_only
-from groove.search.stubs import demote_import_stubs, names_an_import
+from groove.search.stubs import demote_import_stubs, is_code_gap, names_an_import
 
 
 @pytest.mark.parametrize("content", [
@@ -53,3 +55,15 @@ def test_stubs_move_behind_the_others_in_their_order():
         (2, 0.8), (4, 0.6), (1, 0.9), (3, 0.7)]
     assert demote_import_stubs(pool, "which module imports sys", content_of) == [
         (2, 0.8), (3, 0.7), (4, 0.6), (1, 0.9)]
+
+
+def test_only_a_source_files_lines_outside_definitions_can_be_an_import_stub():
+    """Prose chunks carry line numbers as code chunks do: a Markdown section that reads
+    like imports is never moved behind the others, whatever its lines."""
+    def row(language, symbol_kind):
+        return SimpleNamespace(language=language, symbol_kind=symbol_kind, line_start=3,
+                               content="import os\nimport sys")
+
+    assert is_code_gap(row("python", None))
+    assert not is_code_gap(row("python", "function"))
+    assert not is_code_gap(row(None, None))  # a Markdown section, lines 3-4

@@ -36,7 +36,7 @@ from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
-from groove.search.stubs import demote_import_stubs
+from groove.search.stubs import demote_import_stubs, is_code_gap
 from groove.search.translations import raise_translations, translation_finder
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -185,8 +185,7 @@ def _stub_stage(ranked: Ranked, request: SearchRequest, store: Store, vectors: V
     rows = _ensure_rows(store, rows, pool)
 
     def gap_chunks(ids: Sequence[int]) -> dict[int, str]:
-        return {c: rows[c].content for c in ids if c in rows
-                and rows[c].symbol_kind is None and rows[c].line_start is not None}
+        return {c: rows[c].content for c in ids if c in rows and is_code_gap(rows[c])}
 
     return demote_import_stubs(pool, request.query, gap_chunks) + rest, rows
 

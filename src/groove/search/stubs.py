@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 from groove.fulltext.identifiers import split_identifier
 from groove.indexing.quality import is_import_only
+from groove.models import ChunkRow
 
 Ranked = list[tuple[int, float]]
 
@@ -51,6 +52,13 @@ def names_an_import(question: str, content: str) -> bool:
         if words & names and (about or _CODE_SHAPED.search(token)):
             return True
     return False
+
+
+def is_code_gap(row: ChunkRow) -> bool:
+    """A chunk of a source file outside every definition (the only kind that can be
+    import-only). Prose chunks carry line numbers too, so the document's language
+    decides, not the presence of a line range."""
+    return row.language is not None and row.symbol_kind is None
 
 
 def demote_import_stubs(pool: Ranked, question: str,
