@@ -277,6 +277,23 @@ def test_index_one_collection_and_refuse_an_unknown_one(three: Path) -> None:
     assert code == 2 and "'docs' is not a collection here; accepted: notes-en, notes-ja, code" in err
 
 
+def test_one_folder_commands_read_the_collection_named(three: Path) -> None:
+    code, _, err = run("index", "-q", "--config", "groove.toml")
+    assert code == 0, err
+    code, out, err = run("ls", "--config", "groove.toml", "code")
+    assert code == 0 and "geometry.py" in out and "sourdough.md" not in out, err
+    code, out, _ = run("ls", "--config", "groove.toml", "--collection", "notes-en")
+    assert code == 0 and "sourdough.md" in out and "geometry.py" not in out
+    code, out, err = run("get", "--config", "groove.toml", "--collection", "notes-ja", "ryokucha.md")
+    assert code == 0 and out == (three / "notes-ja" / "ryokucha.md").read_text(encoding="utf-8"), err
+    for command in (["ls"], ["get", "sourdough.md"], ["links", "sourdough.md"], ["validate"]):
+        code, _, err = run(*command, "--config", "groove.toml")
+        assert code == 2 and "--collection NAME with one of notes-en, notes-ja, code" in err
+    code, _, err = run("get", "--config", "groove.toml", "--collection", "code",
+                       "--collection", "notes-en", "x.md")
+    assert code == 2 and "reads one collection, 2 were given" in err
+
+
 def test_collection_flags_without_collections_are_refused(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -42,7 +42,7 @@ def render_documents(answer: dict[str, Any]) -> str:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH_OR_GLOB...")
 @cap_options
 @format_option("text", "json", default="text")
-@kb_options()
+@kb_options(one=True)
 def get_command(kb: KnowledgeBase, fmt: str, paths: tuple[str, ...], **caps: Any) -> None:
     """Print indexed documents by path or glob, each and all together capped in bytes.
 

@@ -31,7 +31,7 @@ def graph_options(func: Any) -> Any:
 @cli.command("graph")
 @graph_options
 @format_option("json", "text", "dot", "svg", default="json")
-@kb_options(model=True)
+@kb_options(model=True, one=True)
 def graph_command(kb: KnowledgeBase, fmt: str, **arguments: Any) -> None:
     """Documents connected to --start by the links the notes write and by embedding
     similarity (needs an index).

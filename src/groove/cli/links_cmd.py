@@ -17,7 +17,7 @@ from groove.kb import KnowledgeBase
 @click.option("--backlinks", is_flag=True, default=False,
               help=LinksParams.model_fields["backlinks"].description)
 @format_option("text", "json", default="text")
-@kb_options()
+@kb_options(one=True)
 def links_command(kb: KnowledgeBase, path: str, backlinks: bool, fmt: str) -> None:
     """The links written in PATH (wikilinks and Markdown links, each with the document it
     resolves to, or why it points at none), or with --backlinks the links to PATH (the

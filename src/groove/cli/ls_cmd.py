@@ -27,7 +27,7 @@ def human_size(size: int | None) -> str:
 @cli.command("ls")
 @click.argument("folder", required=False)
 @format_option("text", "json", default="text")
-@kb_options()
+@kb_options(one=True, prefix_of="folder")
 def ls_command(kb: KnowledgeBase, fmt: str, folder: str | None) -> None:
     """List the indexed documents (and skipped files) under FOLDER, with size and state.
 

@@ -66,8 +66,8 @@ def collection_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None, *,
-               model: bool = False, collections: bool = False, select: bool = False
-               ) -> Decorator:
+               model: bool = False, collections: bool = False, select: bool = False,
+               one: bool = False, prefix_of: str | None = None) -> Decorator:
     """Add ``--kb-path/--config/--db-path`` and pass ``kb`` (a KnowledgeBase).
 
     ``overrides`` maps the command's own parsed options to config overrides
@@ -78,6 +78,11 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
     collections and is then passed a :class:`~groove.collections.Collections`
     as ``kb`` (any other command refuses such a file without ``--kb-path``);
     ``select=True`` adds ``--collection`` and keeps only the named ones.
+    ``one=True``: the command reads one knowledge base; with a collections file
+    it takes ``--collection NAME`` (needed when the file names more than one)
+    and is passed that collection's KnowledgeBase. ``prefix_of`` names an
+    argument (``ls``'s FOLDER) whose first segment may name the collection
+    instead: ``groove ls notes/guides``.
     """
 
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -95,15 +100,17 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
             from groove.kb import KnowledgeBase
 
             chosen_model = kwargs.pop("model", None) if model else None
-            names = list(kwargs.pop("collection", ()) or ()) if select else []
+            names = list(kwargs.pop("collection", ()) or ()) if select or one else []
             extra = overrides(kwargs) if overrides else {}
             if chosen_model:
                 extra = {**extra, "model": chosen_model}
-            load = load_settings if collections else load_config
+            load = load_settings if collections or one else load_config
             loaded = load(config_path=config_path, kb_path=kb_path, db_path=db_path,
                           overrides=extra or None)
             kb: Any
-            if isinstance(loaded, dict):
+            if isinstance(loaded, dict) and one:
+                kb = KnowledgeBase(loaded[_one_collection(loaded, names, kwargs, prefix_of)])
+            elif isinstance(loaded, dict):
                 from groove.collections import Collections
 
                 kb = Collections(loaded, only=names or None)
@@ -118,7 +125,7 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
             finally:
                 kb.close()
 
-        if select:
+        if select or one:
             wrapper = collection_option(wrapper)  # type: ignore[assignment]
         if model:
             from groove.embedders import EMBEDDERS
@@ -129,6 +136,32 @@ def kb_options(overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = No
         return wrapper
 
     return decorator
+
+
+def _one_collection(configs: dict[str, Any], names: list[str], kwargs: dict[str, Any],
+                    prefix_of: str | None) -> str:
+    """The collection a one-folder command reads: ``--collection``, else the first segment
+    of the ``prefix_of`` argument when it names one (which is then taken off), else the
+    file's only collection."""
+    from groove.collections import check_names
+
+    known = list(configs)
+    if len(names) > 1:
+        raise InvalidArgument(f"--collection: this command reads one collection, {len(names)} "
+                              f"were given; accepted: one of {', '.join(known)}")
+    if names:
+        return check_names(names, known)[0]
+    given = kwargs.get(prefix_of) if prefix_of else None
+    if given:
+        head, _, rest = str(given).strip("/").partition("/")
+        if head in configs:
+            kwargs[prefix_of] = rest or None  # type: ignore[index]
+            return head
+    if len(known) == 1:
+        return known[0]
+    raise InvalidArgument(f"the groove.toml names {len(known)} collections and this command "
+                          f"reads one; accepted: --collection NAME with one of {', '.join(known)}"
+                          + (f" (or {prefix_of.upper()} starting with one)" if prefix_of else ""))
 
 
 def golden_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -22,7 +22,7 @@ from groove.kb import KnowledgeBase
                    "(undeclared_field), as [options] allow_unknown_fields = false does.")
 @no_color_option
 @format_option("text", "json", "github", default="text")
-@kb_options()
+@kb_options(one=True)
 def validate_command(kb: KnowledgeBase, schema_path: Path | None, fail_fast: bool,
                      strict: bool, no_color: bool, fmt: str) -> None:
     """Check the frontmatter of every indexable Markdown file against the schema.
