@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -68,3 +69,57 @@ def test_an_embedding_line_shows_the_eta_as_a_range_while_the_rate_falls():
     steady.batch_done(500, now=2.0)
     steady.batch_done(500, now=4.0)
     assert embed_line(steady).endswith("250 tokens/s, ETA 4 s")
+
+
+def _index_lines(run, tmp_path, monkeypatch, rate_of_batch) -> list[str]:
+    """The ``Embedding:`` lines of a plain ``groove index`` over 30 notes, the model's time
+    kept by a clock the test holds: batch ``k`` embeds at ``rate_of_batch(k)`` tokens/s."""
+    from dataclasses import dataclass, field
+    from types import SimpleNamespace
+
+    from groove.indexing import embedding_pass
+
+    clock = SimpleNamespace(now=100.0)
+
+    @dataclass
+    class Clocked(EmbedProgress):
+        started: float = field(default_factory=lambda: clock.now)
+
+        def batch_done(self, tokens: int, now: float | None = None) -> None:
+            clock.now += tokens / rate_of_batch(len(self.batches))
+            super().batch_done(tokens, now=clock.now)
+
+    monkeypatch.setattr(embedding_pass, "EmbedProgress", Clocked)
+    monkeypatch.setattr(embedding_pass, "WINDOW_TOKENS_MIN", 300)  # a small folder, many batches
+    monkeypatch.setattr(progress_module, "PROGRESS_LINE_INTERVAL_S", 0.5)  # each batch's line
+    monkeypatch.setattr(progress_module, "time", SimpleNamespace(
+        monotonic=lambda: clock.now, perf_counter=lambda: clock.now))
+    kb = tmp_path / "kb"
+    kb.mkdir(parents=True)
+    words = ["harbour", "crane", "cable", "spring", "inspector", "schedule", "gate", "yard",
+             "tide", "pier"]
+    for d in range(30):
+        body = " ".join(words[(d + i) % len(words)] for i in range(30 + 2 * d))
+        (kb / f"note-{d:02}.md").write_text(f"# Note {d}\n\n{body}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = run("index", "--kb-path", str(kb))
+    assert result.exit_code == 0, result.stderr
+    return [line for line in result.stderr.splitlines() if line.startswith("Embedding: ")]
+
+
+RANGE = re.compile(r", ETA (\d+ min )?\d+ s–(\d+ min )?\d+ s$")
+
+
+def test_groove_index_shows_the_eta_as_a_range_while_the_models_rate_falls(
+        run, tmp_path, monkeypatch):
+    """Issue: the ETA ran 25% short on the Rust book as the rate fell from 336 to 257
+    tokens/s. A piped `groove index` whose model slows batch after batch prints a range;
+    one whose rate holds prints one ETA on every line."""
+    falling = _index_lines(run, tmp_path / "falling", monkeypatch, lambda k: 400 * 0.85 ** k)
+    assert len(falling) >= 6, falling
+    assert any(RANGE.search(line) for line in falling), falling
+    assert not RANGE.search(falling[0])  # one batch measures no trend yet
+    steady = _index_lines(run, tmp_path / "steady", monkeypatch, lambda k: 300.0)
+    assert len(steady) >= 6, steady
+    assert not any(RANGE.search(line) for line in steady), steady
+    assert all(", 300 tokens/s, ETA " in line for line in steady), steady
