@@ -7,6 +7,7 @@ and the constants its header quotes, the way tests/test_docs.py reads docs/.
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -161,3 +162,31 @@ def test_the_discovery_list_and_the_numbers_in_the_header_match_the_program():
                                      "a number in (0, 3600]", "numbers >= 0"])
 def test_the_bound_reader_understands_each_form_the_example_uses(comment):
     assert len(_stated(comment)) == 1
+
+
+def test_the_chunk_bound_comment_says_what_groove_does_with_a_long_file(tmp_path, monkeypatch):
+    """The example once said a file over ``max_chunks_per_file`` has "the first ones
+    indexed"; nothing is dropped: the last section of such a file is found by ``search``."""
+    from click.testing import CliRunner
+
+    from groove.cli import cli
+    from groove.cli.commands import load_all
+
+    [comment] = [" ".join(c) for s, k, _, c in _lines() if (s, k) == ("", "max_chunks_per_file")]
+    assert "nothing is dropped" in comment and "first ones" not in comment
+    load_all()
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    parts = [f"## Part {i}\n\nRoutine entry {i} of the harbour log.\n\n" for i in range(11)]
+    parts.append("## Part 11\n\nThe lighthouse keeper retired in the winter storm.\n")
+    (kb / "log.md").write_text("".join(parts), encoding="utf-8")
+    config = tmp_path / "groove.toml"
+    config.write_text(f'kb_path = "{kb.as_posix()}"\nmax_chunks_per_file = 3\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    built = CliRunner().invoke(cli, ["index", "--config", str(config), "--json"])
+    assert built.exit_code == 0, built.stderr
+    found = CliRunner().invoke(cli, ["search", "--config", str(config), "--format", "json",
+                                     "lighthouse keeper retired"])
+    assert found.exit_code == 0, found.stderr
+    [hit] = [h for h in json.loads(found.stdout)["results"] if "lighthouse" in h["content"]]
+    assert hit["path"] == "log.md"
