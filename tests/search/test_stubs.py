@@ -1,5 +1,5 @@
-"""Import-only code chunks rank behind the others unless the question is about them
-(groove.search.stubs, groove.indexing.quality.is_import_only)."""
+"""Code chunks outside definitions rank behind the others unless the question is about
+them (groove.search.stubs, groove.indexing.quality.is_import_only)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from groove.indexing.quality import is_import_only
-from groove.search.stubs import demote_import_stubs, is_code_gap, names_an_import
+from groove.search.stubs import demote_stubs, is_code_gap, names_an_import, stub_texts
 
 
 @pytest.mark.parametrize("content", [
@@ -48,12 +48,12 @@ def test_stubs_move_behind_the_others_in_their_order():
     texts = {1: "use std::fs::File;\nuse std::io;", 2: "fn main() {}",
              3: "import os\nimport sys", 4: "def f():\n    pass"}
 
-    def content_of(ids):
-        return {c: texts[c] for c in ids}
+    def content_of(ids):  # the stubs among them: the import-only chunks
+        return {c: texts[c] for c in ids if c in (1, 3)}
 
-    assert demote_import_stubs(pool, "open a file", content_of) == [
+    assert demote_stubs(pool, "open a file", content_of) == [
         (2, 0.8), (4, 0.6), (1, 0.9), (3, 0.7)]
-    assert demote_import_stubs(pool, "which module imports sys", content_of) == [
+    assert demote_stubs(pool, "which module imports sys", content_of) == [
         (2, 0.8), (3, 0.7), (4, 0.6), (1, 0.9)]
 
 
@@ -67,3 +67,33 @@ def test_only_a_source_files_lines_outside_definitions_can_be_an_import_stub():
     assert is_code_gap(row("python", None))
     assert not is_code_gap(row("python", "function"))
     assert not is_code_gap(row(None, None))  # a Markdown section, lines 3-4
+
+
+def _row(chunk_id, doc_id, content, symbol_kind=None, language="javascript"):
+    return SimpleNamespace(id=chunk_id, doc_id=doc_id, content=content, symbol_kind=symbol_kind,
+                           language=language)
+
+
+def test_lines_between_definitions_are_stubs_but_a_script_without_any_is_not():
+    rows = [_row(1, 10, 'process.on("beforeExit", () => stop());\n}'),   # file with definitions
+            _row(2, 10, "function stop() {}", symbol_kind="function"),
+            _row(3, 20, "const argv = process.argv.slice(2);\nrun(argv);"),  # a script
+            _row(4, 20, "import os\nimport sys", language="python"),       # imports: always
+            _row(5, 30, "process.on(x)", language=None)]                   # prose
+
+    def defined(doc_ids):
+        assert doc_ids == {10, 20}  # only the gaps' documents are asked about
+        return {10}
+
+    assert set(stub_texts(rows, defined)) == {1, 4}
+
+
+def test_a_fragment_named_as_code_in_the_question_stays_where_it_ranks():
+    pool = [(1, 0.9), (2, 0.8)]
+    texts = {1: 'process.on("beforeExit", () => stopProfiling());'}
+
+    def stubs_of(ids):
+        return {c: texts[c] for c in ids if c in texts}
+
+    assert demote_stubs(pool, "stop the browser processes", stubs_of) == [(2, 0.8), (1, 0.9)]
+    assert demote_stubs(pool, "where is stopProfiling called", stubs_of) == pool

@@ -36,7 +36,7 @@ from groove.search.request import SearchRequest
 from groove.search.rerank import rerank, rerank_pool_size
 from groove.search.spans import match_spans
 from groove.search.stages import Stages, resolve_stages
-from groove.search.stubs import demote_import_stubs, is_code_gap
+from groove.search.stubs import demote_stubs, stub_texts
 from groove.search.translations import raise_translations, translation_finder
 from groove.search.vectors import VectorIndex
 from groove.store.base import Store
@@ -69,7 +69,7 @@ def run_search(*, store: Store, embedder: Embedder, config: Config, request: Sea
                                                            config, vectors))
         ranked, rows = _rerank_stage(ranked, parsed, request, stages, store, config, scorer)
         ranked, rows = _stub_stage(record("rerank", ranked), request, store, vectors, rows)
-        ranked, rows, quotes_met = _quote_stage(record("import stubs", ranked), parsed,
+        ranked, rows, quotes_met = _quote_stage(record("code stubs", ranked), parsed,
                                                 request, store, rows)
         ranked = record("quotes", ranked)
         ranked = record("document margin", _cap_stage(ranked, stages, vectors, request.limit,
@@ -177,17 +177,18 @@ def _translation_stage(ranked: Ranked, candidates: Candidates,
 
 def _stub_stage(ranked: Ranked, request: SearchRequest, store: Store, vectors: VectorIndex,
                 rows: dict[int, ChunkRow]) -> tuple[Ranked, dict[int, ChunkRow]]:
-    """Import-only code chunks behind the other candidates unless the question is about
-    them (search/stubs.py); a knowledge base without code definitions is passed through."""
+    """Code chunks outside definitions (imports, fragments between definitions) behind the
+    other candidates unless the question is about them (search/stubs.py); a knowledge
+    base without code definitions is passed through."""
     if not vectors.has_code():
         return ranked, rows
     pool, rest = ranked[:candidate_count(request.limit)], ranked[candidate_count(request.limit):]
     rows = _ensure_rows(store, rows, pool)
 
-    def gap_chunks(ids: Sequence[int]) -> dict[int, str]:
-        return {c: rows[c].content for c in ids if c in rows and is_code_gap(rows[c])}
+    def stubs_of(ids: Sequence[int]) -> dict[int, str]:
+        return stub_texts((rows[c] for c in ids if c in rows), store.documents_with_definitions)
 
-    return demote_import_stubs(pool, request.query, gap_chunks) + rest, rows
+    return demote_stubs(pool, request.query, stubs_of) + rest, rows
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

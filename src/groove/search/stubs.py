@@ -1,12 +1,17 @@
-"""Code chunks that only import things rank after the others (docs/search.md, "Code").
+"""Code chunks outside every definition rank after the others (docs/search.md, "Code").
 
-The lines before a file's first definition (``use std::error::Error;``,
-``import os``) are kept as a chunk so every byte of the file is searchable,
-but they answer no question about what the code does, and their words
-(``Error``, ``File``) are exactly the words of many questions. Such a chunk
-(:func:`groove.indexing.quality.is_import_only`) goes behind every other
+The lines of a source file outside its definitions (the imports before the
+first one, module-level statements between two, the closing lines of a block
+whose definitions were cut out) are kept as chunks so every byte of the file
+is searchable. They answer few questions: imports hold exactly the words of
+many questions (``Error``, ``File``), and a three-line fragment such as
+``process.on("beforeExit", ...)`` reads close to anything. Such a chunk is a
+*stub* when it only imports (:func:`groove.indexing.quality.is_import_only`)
+or when its file holds definitions (the definitions are what a question
+about the file's code is answered by); a file without any definition (a
+script) keeps its chunks where they rank. A stub goes behind every other
 candidate of the pool, in its fused order (a stable partition), unless the
-question is about it: it names one of the imported names *and* is about
+question is about it: it names one of the chunk's names *and* is about
 importing (it says ``import``, ``require``, ``depends``, ``module``...) or
 writes that name as code (``std::fs``, ``os.path``, ``snake_case``). Only
 the candidate pool is read, so the cost does not grow with the knowledge
@@ -16,7 +21,7 @@ base.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from groove.fulltext.identifiers import split_identifier
 from groove.indexing.quality import is_import_only
@@ -55,18 +60,29 @@ def names_an_import(question: str, content: str) -> bool:
 
 
 def is_code_gap(row: ChunkRow) -> bool:
-    """A chunk of a source file outside every definition (the only kind that can be
-    import-only). Prose chunks carry line numbers too, so the document's language
-    decides, not the presence of a line range."""
+    """A chunk of a source file outside every definition (the only kind that can be a
+    stub). Prose chunks carry line numbers too, so the document's language decides,
+    not the presence of a line range."""
     return row.language is not None and row.symbol_kind is None
 
 
-def demote_import_stubs(pool: Ranked, question: str,
-                        content_of: Callable[[Sequence[int]], dict[int, str]]) -> Ranked:
-    """``pool`` with its import-only code chunks moved behind the others (stable)."""
-    texts = content_of([c for c, _ in pool])
-    stubs = {c for c, text in texts.items()
-             if is_import_only(text) and not names_an_import(question, text)}
+def stub_texts(rows: Iterable[ChunkRow], defined: Callable[[set[int]], set[int]]
+               ) -> dict[int, str]:
+    """``{chunk id: content}`` of the rows that are stubs unless a question is about them:
+    code gaps that only import, or whose document holds definitions (``defined`` gives
+    those of some document ids)."""
+    gaps = [row for row in rows if is_code_gap(row)]
+    with_definitions = defined({row.doc_id for row in gaps}) if gaps else set()
+    return {row.id: row.content for row in gaps
+            if row.doc_id in with_definitions or is_import_only(row.content)}
+
+
+def demote_stubs(pool: Ranked, question: str,
+                 stubs_of: Callable[[Sequence[int]], dict[int, str]]) -> Ranked:
+    """``pool`` with its stubs (``stubs_of``: their texts) moved behind the others (stable),
+    but for those the question is about."""
+    texts = stubs_of([c for c, _ in pool])
+    stubs = {c for c, text in texts.items() if not names_an_import(question, text)}
     if not stubs:
         return pool
     return [h for h in pool if h[0] not in stubs] + [h for h in pool if h[0] in stubs]

@@ -352,6 +352,10 @@ class Store(ABC):
         """The links written in ``path``, or the links to it (None: not indexed)."""
         return None
 
+    def documents_with_definitions(self, doc_ids: Iterable[int]) -> set[int]:
+        """Those of these documents that hold at least one code definition."""
+        return set()
+
     def backlink_counts(self, paths: Iterable[str]) -> dict[str, int]:
         """``{path: how many other documents link to it}`` for these paths (none: absent)."""
         return {}

@@ -212,6 +212,14 @@ class Reads(StoreCore):
         return {row.id: row for row in self._documents(
             "WHERE d.id IN (SELECT value FROM json_each(?))", (wanted,))}
 
+    def documents_with_definitions(self, doc_ids: Iterable[int]) -> set[int]:
+        """Read through the (doc_id, chunk_index) index: each asked document's own chunks."""
+        wanted = json.dumps(sorted({int(d) for d in doc_ids}))
+        with self._errors("reading chunks"):
+            return {int(r[0]) for r in self._conn.execute(
+                "SELECT DISTINCT doc_id FROM chunks WHERE doc_id IN (SELECT value FROM json_each(?))"
+                " AND symbol_kind IS NOT NULL", (wanted,))}
+
     def pending_chunks(self, min_chunks: int, after_doc: int | None = None) -> list[PendingChunk]:
         """Whole documents' pending chunks, lowest document id first, ≥ ``min_chunks`` if any."""
         sql = (
