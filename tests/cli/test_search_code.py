@@ -37,6 +37,18 @@ def test_the_text_format_names_the_line(kb_dir, run):
     assert "symbol: function sharpen_knife (lines 4-6)" in out.stdout
 
 
+def test_the_text_format_says_when_lines_are_outside_every_definition():
+    from groove.cli.search_cmd import render_text
+    from groove.models import Hit, SearchResponse
+
+    hit = Hit(chunk_id=1, score=0.5, path="bootstrap.js", title="bootstrap.js", heading=None,
+              level=None, category=None, topic=None, date=None, tags=[],
+              content='process.on("beforeExit", stop);\n}', line_start=61, line_end=62,
+              language="javascript")
+    text = render_text(SearchResponse(results=[hit], low_confidence=False, filter_applied={}))
+    assert "path: bootstrap.js:61\nheading: \nsymbol: outside definitions (lines 61-62)\n" in text
+
+
 def test_a_code_chunk_budget_down_to_grooveseeks_floor_of_30(kb_dir, tmp_path, run):
     """[parsers.code] max_chunk_chars accepts 30 (GrooveSeek's floor) and cuts a definition
     by it; 29 is refused naming the key and what is accepted."""

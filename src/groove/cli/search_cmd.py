@@ -30,7 +30,8 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
     """Blocks separated by ``---``: path, heading, score, then the content.
 
     A source-code hit's path is ``path:line`` (its first line), with its
-    kind, scope and line range on a ``symbol:`` line.
+    kind, scope and line range on a ``symbol:`` line (``outside definitions``
+    for the lines of a file between its definitions).
 
     ``highlight`` marks each match span in reverse video (for a terminal).
     An answer without hits is the line :data:`NO_RESULTS`, never an empty line.
@@ -44,7 +45,7 @@ def render_text(response: SearchResponse, *, highlight: bool = False) -> str:
         if cut is not None:
             content += f"\n[{cut}]"
         symbol = "" if hit.language is None else "symbol: " + " ".join(
-            part for part in (hit.symbol_kind, hit.heading, f"in {hit.scope}" if hit.scope else "",
+            part for part in (hit.symbol_kind or "outside definitions", hit.heading, f"in {hit.scope}" if hit.scope else "",
                               f"(lines {hit.line_start}-{hit.line_end})") if part) + "\n"
         explain = "" if hit.explain is None else "".join(
             f"explain: {line}\n" for line in explain_lines(hit.explain))
