@@ -151,7 +151,8 @@ def open_kb(spec: EvalSet, embedder: CachingEmbedder, search: dict[str, Any],
             kb_path.mkdir()
             spec.build(kb_path)
         else:
-            shutil.copytree(spec.source, kb_path)
+            # Never an index someone built inside the source folder: each set is built here.
+            shutil.copytree(spec.source, kb_path, ignore=shutil.ignore_patterns(".groove.db*"))
         kb = KnowledgeBase(load_config(kb_path=kb_path, cwd=folder, overrides=spec.overrides),
                            embedder=embedder)
         print(f"[quality] indexing {spec.name} ...", file=sys.stderr)
