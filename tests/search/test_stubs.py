@@ -48,12 +48,11 @@ def test_stubs_move_behind_the_others_in_their_order():
     texts = {1: "use std::fs::File;\nuse std::io;", 2: "fn main() {}",
              3: "import os\nimport sys", 4: "def f():\n    pass"}
 
-    def content_of(ids):  # the stubs among them: the import-only chunks
-        return {c: texts[c] for c in ids if c in (1, 3)}
+    stubs = {c: texts[c] for c in (1, 3)}  # the import-only chunks
 
-    assert demote_stubs(pool, "open a file", content_of) == [
+    assert demote_stubs(pool, "open a file", stubs) == [
         (2, 0.8), (4, 0.6), (1, 0.9), (3, 0.7)]
-    assert demote_stubs(pool, "which module imports sys", content_of) == [
+    assert demote_stubs(pool, "which module imports sys", stubs) == [
         (2, 0.8), (3, 0.7), (4, 0.6), (1, 0.9)]
 
 
@@ -90,10 +89,7 @@ def test_lines_between_definitions_are_stubs_but_a_script_without_any_is_not():
 
 def test_a_fragment_named_as_code_in_the_question_stays_where_it_ranks():
     pool = [(1, 0.9), (2, 0.8)]
-    texts = {1: 'process.on("beforeExit", () => stopProfiling());'}
+    stubs = {1: 'process.on("beforeExit", () => stopProfiling());'}
 
-    def stubs_of(ids):
-        return {c: texts[c] for c in ids if c in texts}
-
-    assert demote_stubs(pool, "stop the browser processes", stubs_of) == [(2, 0.8), (1, 0.9)]
-    assert demote_stubs(pool, "where is stopProfiling called", stubs_of) == pool
+    assert demote_stubs(pool, "stop the browser processes", stubs) == [(2, 0.8), (1, 0.9)]
+    assert demote_stubs(pool, "where is stopProfiling called", stubs) == pool

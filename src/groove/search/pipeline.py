@@ -10,7 +10,6 @@ no-op when off, so with all of them off the output is exactly the fused ranking.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from groove.config import Config
 from groove.embedders.base import Embedder
@@ -185,10 +184,8 @@ def _stub_stage(ranked: Ranked, request: SearchRequest, store: Store, vectors: V
     pool, rest = ranked[:candidate_count(request.limit)], ranked[candidate_count(request.limit):]
     rows = _ensure_rows(store, rows, pool)
 
-    def stubs_of(ids: Sequence[int]) -> dict[int, str]:
-        return stub_texts((rows[c] for c in ids if c in rows), store.documents_with_definitions)
-
-    return demote_stubs(pool, request.query, stubs_of) + rest, rows
+    stubs = stub_texts((rows[c] for c, _ in pool if c in rows), store.documents_with_definitions)
+    return demote_stubs(pool, request.query, stubs) + rest, rows
 
 
 def _quote_stage(ranked: Ranked, parsed: ParsedQuery, request: SearchRequest, store: Store,

@@ -21,7 +21,7 @@ base.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 from groove.fulltext.identifiers import split_identifier
 from groove.indexing.quality import is_import_only
@@ -77,11 +77,9 @@ def stub_texts(rows: Iterable[ChunkRow], defined: Callable[[set[int]], set[int]]
             if row.doc_id in with_definitions or is_import_only(row.content)}
 
 
-def demote_stubs(pool: Ranked, question: str,
-                 stubs_of: Callable[[Sequence[int]], dict[int, str]]) -> Ranked:
-    """``pool`` with its stubs (``stubs_of``: their texts) moved behind the others (stable),
-    but for those the question is about."""
-    texts = stubs_of([c for c, _ in pool])
+def demote_stubs(pool: Ranked, question: str, texts: dict[int, str]) -> Ranked:
+    """``pool`` with its stubs (``texts``: each stub's content, :func:`stub_texts`) moved
+    behind the others (stable), but for those the question is about."""
     stubs = {c for c, text in texts.items() if not names_an_import(question, text)}
     if not stubs:
         return pool
