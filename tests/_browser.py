@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -24,3 +25,16 @@ def launch_browser() -> Iterator[Any]:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield browser
         browser.close()
+
+
+def wait_for_answer(page: Any, query: str | None = None, timeout: float = 30_000) -> None:
+    """Wait until the page has shown the answer to ``query`` (to any search when None).
+
+    A selector wait, not ``wait_for_function``: the page's CSP (``script-src 'self'``) may refuse
+    the evaluated predicate, and the page sets ``data-query`` and ``data-state`` together, so one
+    selector sees both at once.
+    """
+    selector = '#results[data-state="done"]'
+    if query is not None:
+        selector += f"[data-query={json.dumps(query, ensure_ascii=False)}]"
+    page.wait_for_selector(selector, state="attached", timeout=timeout)

@@ -21,7 +21,7 @@ import pytest
 from _helpers import groove_cmd, start_http_server, stop_server
 from mcp import Client, StdioServerParameters
 
-from _browser import launch_browser, needs_chromium
+from _browser import launch_browser, needs_chromium, wait_for_answer
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "collections"
 CODE_PARSERS = 'parsers.enabled = ["python"]\n'
@@ -151,8 +151,7 @@ def test_the_page_searches_the_collection_picked(served: Path, tmp_path: Path) -
             page.select_option("#collection", "notes-en")
             page.fill("#q", QUESTIONS["code"][0])  # asked of the collection that lacks it
             page.click("button[type=submit]")
-            page.wait_for_function("() => document.getElementById('results').dataset.state"
-                                   " === 'done'", timeout=30_000)
+            wait_for_answer(page)
             named = page.locator("#results .hit-collection").all_text_contents()
             address = page.url
     finally:

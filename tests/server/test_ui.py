@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from _browser import launch_browser, needs_chromium
+from _browser import launch_browser, needs_chromium, wait_for_answer
 
 pytestmark = needs_chromium
 
@@ -33,9 +33,7 @@ def page(browser, http_server) -> Iterator:
 def search(page, query: str) -> None:
     page.fill("#q", query)
     page.click("button[type=submit]")
-    page.wait_for_function(
-        "q => { const r = document.getElementById('results');"
-        " return r.dataset.state === 'done' && r.dataset.query === q; }", arg=query, timeout=30_000)
+    wait_for_answer(page, query)
 
 
 def shown_path(hit) -> str:
@@ -47,8 +45,7 @@ def shown_path(hit) -> str:
 
 
 def test_status_band_shows_the_server(page):
-    page.wait_for_function("document.getElementById('st-documents').textContent === '6'",
-                           timeout=10_000)
+    page.wait_for_selector("#st-documents:text-is('6')", state="attached", timeout=10_000)
     for field in ("version", "chunks", "model", "watcher", "last-indexed", "uptime", "pid"):
         text = page.text_content(f"#st-{field}")
         assert text and text not in ("…", "—"), field
@@ -97,15 +94,9 @@ def test_session_survives_many_searches(page):
     assert page.console_errors == []
 
 
-def _wait_for(page, query: str) -> None:
-    page.wait_for_function(
-        "q => { const r = document.getElementById('results');"
-        " return r.dataset.state === 'done' && r.dataset.query === q; }", arg=query, timeout=30_000)
-
-
 def test_a_linked_search_runs_on_load_with_its_filters(page, http_server):
     page.goto(http_server.base + "/ui?q=bootstrap+script&tags_any=install&limit=3")
-    _wait_for(page, "bootstrap script")
+    wait_for_answer(page, "bootstrap script")
     assert page.input_value("#q") == "bootstrap script"
     assert page.input_value("#limit") == "3"
     assert page.input_value("#f-tags_any") == "install"
@@ -114,7 +105,7 @@ def test_a_linked_search_runs_on_load_with_its_filters(page, http_server):
     for hit in page.locator("#results .hit").all():
         assert "install" in hit.locator(".tag").all_text_contents()
     page.goto(http_server.base + "/ui?q=bootstrap+script&path_globs=notes/**")
-    _wait_for(page, "bootstrap script")  # the address's filter is applied, not ignored
+    wait_for_answer(page, "bootstrap script")  # the address's filter is applied, not ignored
     paths = page.locator("#results .hit .hit-path").all_text_contents()
     assert all(p.startswith("notes/") for p in paths), paths
 
@@ -124,17 +115,17 @@ def test_a_search_is_kept_in_the_address_for_reload_and_back(page, http_server):
     page.click("#filters summary")
     page.fill("#f-tags_any", "install, onboarding")
     page.click("button[type=submit]")
-    _wait_for(page, "bootstrap script")
+    wait_for_answer(page, "bootstrap script")
     assert page.url == (http_server.base
                         + "/ui?q=bootstrap+script&tags_any=install&tags_any=onboarding")
     page.fill("#f-tags_any", "")
     search(page, "quetzalcoatlite")
     assert page.url == http_server.base + "/ui?q=quetzalcoatlite"
     page.reload()  # a bookmark or a shared link lands here
-    _wait_for(page, "quetzalcoatlite")
+    wait_for_answer(page, "quetzalcoatlite")
     assert shown_path(page.locator("#results .hit").first) == "notes/unicode.md"
     page.go_back()
-    _wait_for(page, "bootstrap script")
+    wait_for_answer(page, "bootstrap script")
     assert page.input_value("#q") == "bootstrap script"
     assert page.input_value("#f-tags_any") == "install, onboarding"
     assert shown_path(page.locator("#results .hit").first) == "guides/setup.md"
