@@ -45,11 +45,15 @@ log = logging.getLogger("groove.embedders.onnx_e5")
 MODEL_FILE = "e5-small-q4.bin"
 QUERY_PREFIX = "query: "
 PASSAGE_PREFIX = "passage: "
-#: Padded tokens per graph run: enough rows for the matrix products to reach full
-#: speed, small enough that a batch's activations stay a few tens of MB.
-BATCH_TOKENS = 8192
+#: Padded tokens per graph run. Enough rows for the matrix products to reach full
+#: speed; beyond that a bigger run is slower, not faster: its activations (8 MB of
+#: feed-forward rows per 2,048 tokens) fall out of the cores' caches and it pads
+#: more. Embedding the ferry set (50,598 tokens) on two cores: 8,192 tokens per run
+#: 1,970-2,100 tokens/s, 2,048 2,600-2,770, 1,024 2,600-2,890, 512 2,515
+#: (benchmarks/README.md, "Embedding engines").
+BATCH_TOKENS = 2048
 #: Windows per graph run, whatever their length.
-BATCH_WINDOWS = 64
+BATCH_WINDOWS = 32
 INSTALL_HINT = "install it with `pip install 'groove[onnx]'` (onnxruntime and onnx)"
 
 
