@@ -110,7 +110,7 @@ def agreement(args: argparse.Namespace) -> dict[str, Any]:
                         {"parsers": {"enabled": list(code_corpus.LANGUAGES)}}))
     for name, kb, overrides in folders:
         texts = index_texts(kb, onnx, overrides)
-        say(f"{kb}: {len(texts)} chunks; embedding them with both engines")
+        say(f"{name}: {len(texts)} chunks; embedding them with both engines")
         ours, theirs = embed_all(onnx, texts), embed_all(nano, texts)
         cos = np.sum(ours * theirs, axis=1)
         every.append(cos)
