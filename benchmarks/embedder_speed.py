@@ -26,8 +26,8 @@ child's wall time.
 
 ``agreement`` runs an index pass over each ``--kb`` and, with ``--code``, over the
 evaluation matrix's code set (into a temporary index; the folder is not written)
-to collect every chunk text the pass embeds, embeds them with both engines and reports the cosine of each pair: minimum,
-percentiles and a histogram.
+to collect every chunk text the pass embeds, embeds them with both engines and
+reports the cosine of each pair: minimum, percentiles and a histogram.
 
 Both write one JSON object to ``--out`` and print it; progress goes to stderr.
 """
