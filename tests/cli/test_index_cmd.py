@@ -168,3 +168,35 @@ def test_a_one_line_minified_file_costs_a_bounded_embedding_and_hits_say_they_ar
     hit = json.loads(found.stdout)["results"][0]
     assert len(hit["content"]) == HIT_CONTENT_MAX_CHARS
     assert hit["content_cut"].startswith(f"content is cut to its first {HIT_CONTENT_MAX_CHARS} of ")
+
+
+@pytest.mark.slow
+def test_serve_stopped_while_it_builds_in_the_background_exits_cleanly(tmp_path):
+    """Ctrl-C while the background build is inside the model: the process leaves with
+    status 130 and one line, not an abort from the runtime the model runs on."""
+    from server._helpers import free_port
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    _folder(kb, 40)
+    serving = _groove("serve", "--kb-path", str(kb), "--transport", "http", "--port",
+                      str(free_port()), "--no-watch", cwd=tmp_path)
+    assert serving.stderr is not None
+    lines: list[str] = []
+    while not any("serving MCP" in line for line in lines):
+        line = serving.stderr.readline()
+        assert line, "serve stopped before it listened:\n" + "".join(lines)
+        lines.append(line)
+    embedded = 0
+    deadline = time.monotonic() + 300
+    while embedded == 0 and time.monotonic() < deadline:  # the build is embedding now
+        status = subprocess.run([sys.executable, "-m", "groove", "status", "--kb-path", str(kb),
+                                 "--format", "json"], capture_output=True, text=True, check=True)
+        index = json.loads(status.stdout)["index"]
+        embedded, total = index["chunks_embedded"], index["chunks"]
+    assert 0 < embedded < total, index  # a Ctrl-C now lands while the model runs
+    serving.send_signal(signal.SIGINT)
+    _, err = serving.communicate(timeout=120)
+    assert serving.returncode == 130, err
+    assert "terminate called" not in err and "onnxruntime" not in err, err
+    assert err.strip().splitlines()[-1] == "error: interrupted"

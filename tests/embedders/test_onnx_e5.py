@@ -192,3 +192,37 @@ def test_an_index_built_by_one_engine_is_searched_by_the_other(tmp_path, write_f
         assert searching.status()["engine"] == "onnx"
     finally:
         searching.close()
+
+
+def test_an_exiting_process_waits_for_the_run_in_progress_and_starts_no_other() -> None:
+    """``_Runs.drain`` (registered with atexit) returns only once the graph run in
+    another thread has ended, and a thread that asks for a run afterwards is parked."""
+    import threading
+
+    from groove.embedders.onnx_e5 import _Runs
+
+    class Session:  # a graph run that takes until the test lets it end
+        def __init__(self) -> None:
+            self.entered, self.release, self.runs = threading.Event(), threading.Event(), 0
+
+        def run(self, names, feeds):
+            self.runs += 1
+            self.entered.set()
+            self.release.wait(10)
+            return [np.zeros((1, 384), dtype=np.float32)]
+
+    runs, session = _Runs(), Session()
+    first = threading.Thread(target=runs.run, args=(session, {}), daemon=True)
+    first.start()
+    assert session.entered.wait(10)
+    drained = threading.Thread(target=runs.drain, daemon=True)
+    drained.start()
+    drained.join(0.3)
+    assert drained.is_alive()  # still waiting for the run in progress
+    session.release.set()
+    drained.join(10)
+    assert not drained.is_alive()
+    late = threading.Thread(target=runs.run, args=(session, {}), daemon=True)
+    late.start()
+    late.join(0.3)
+    assert late.is_alive() and session.runs == 1  # parked: no run starts while exiting

@@ -20,12 +20,18 @@ Speed comes from batching: windows are sorted by length and cut into batches
 of similar length (little padding), and each batch is one graph run whose
 matrix products use every core. A query is one short text: it runs on its own
 session with one thread, so a search stays responsive beside an index pass.
+
+A process never exits while a graph runs in another thread (:class:`_Runs`): the
+C++ runtime aborts a process whose interpreter shuts down under a running
+session (``groove serve`` stopped while it builds its index in the background).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,7 +156,47 @@ class OnnxE5Embedder(BundledE5):
             n = len(ids)
             embeddings[row, :n] = dequantise(self._word[np.asarray(ids)]) + self._position_type[:n]
             mask[row, :n] = 1.0
-        return np.asarray(session.run(["pooled"], {"embeddings": embeddings, "mask": mask})[0])
+        return _RUNS.run(session, {"embeddings": embeddings, "mask": mask})
+
+
+#: How long an exiting process waits for the graph runs in progress (one run is a
+#: second or two).
+DRAIN_S = 30.0
+
+
+class _Runs:
+    """The graph runs in progress in this process, drained once when it exits.
+
+    At exit (``atexit`` runs before the interpreter stops other threads) it waits
+    for the runs in progress to end and parks any thread that would start a new
+    one, so no thread is inside onnxruntime when the interpreter shuts down.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._active = 0
+        self._closing = False
+
+    def run(self, session: Any, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        with self._changed:
+            if self._closing:  # the process is exiting: never start a run now
+                self._changed.wait_for(lambda: False)
+            self._active += 1
+        try:
+            return np.asarray(session.run(["pooled"], feeds)[0])
+        finally:
+            with self._changed:
+                self._active -= 1
+                self._changed.notify_all()
+
+    def drain(self, timeout: float = DRAIN_S) -> None:
+        with self._changed:
+            self._closing = True
+            self._changed.wait_for(lambda: self._active == 0, timeout)
+
+
+_RUNS = _Runs()
+atexit.register(_RUNS.drain)
 
 
 def _batches(windows: list[tuple[int, int, list[int]]]) -> Iterator[list[tuple[int, int, list[int]]]]:
