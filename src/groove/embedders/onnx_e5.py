@@ -32,6 +32,7 @@ import atexit
 import logging
 import os
 import threading
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,7 @@ class OnnxE5Embedder(BundledE5):
             raise ModelLoadError(f"{path} has dimension {shape.hidden}, expected {self.dim}")
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         graph = converted_graph(self._file, self.cache_dir)
-        self.tokenizer = E5Tokenizer(self._file.vocabulary)
+        self.tokenizer = cached_tokenizer(self._file, self.cache_dir)
         self._word = self._file.blocks("emb.word", shape.vocab, shape.hidden)
         positions = self._file.floats("emb.pos").reshape(shape.max_positions, shape.hidden)
         # Position + token type 0, added to every window's word rows.
@@ -225,6 +226,38 @@ def _session(ort: Any, graph: Path, threads: int) -> Any:
     except Exception as exc:  # onnxruntime raises its own exception types for a bad file
         raise ModelLoadError(f"onnxruntime cannot load {graph} ({exc}): delete it and it is "
                              "converted again on the next run") from exc
+
+
+#: Version of the tokenizer's table file; part of its name, so a change rebuilds it.
+TABLE_VERSION = 1
+
+
+def cached_tokenizer(model: E5File, cache_dir: Path) -> E5Tokenizer:
+    """The tokenizer of ``model``, its lookup table read from ``cache_dir`` when there.
+
+    Building the table (every piece and prefix of 250k pieces) is most of the
+    engine's load time; reading it back takes a third of that. A table that cannot
+    be read is built again and replaced; a cache that cannot be written only
+    costs the next load the build.
+    """
+    target = cache_dir / f"multilingual-e5-small-pieces-t{TABLE_VERSION}-{model.path.stat().st_size}.npz"
+    if target.is_file():
+        try:
+            return E5Tokenizer(model.vocabulary, table=target)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:  # damaged
+            log.warning("the tokenizer table %s cannot be read (%s); building it again",
+                        target, exc)
+    tokenizer = E5Tokenizer(model.vocabulary)
+    tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.npz")
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tokenizer.save_table(tmp)
+        os.replace(tmp, target)
+    except OSError as exc:
+        log.info("the tokenizer table is not kept in %s (%s)", cache_dir, exc)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return tokenizer
 
 
 def converted_graph(model: E5File, cache_dir: Path) -> Path:
