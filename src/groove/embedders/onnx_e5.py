@@ -57,7 +57,7 @@ PASSAGE_PREFIX = "passage: "
 #: feed-forward rows per 2,048 tokens) fall out of the cores' caches and it pads
 #: more. Embedding the ferry set (50,598 tokens) on two cores: 8,192 tokens per run
 #: 1,970-2,100 tokens/s, 2,048 2,600-2,770, 1,024 2,600-2,890, 512 2,515
-#: (benchmarks/README.md, "Embedding engines").
+#: (benchmarks/README.md, "Index lifecycle").
 BATCH_TOKENS = 2048
 #: Windows per graph run, whatever their length.
 BATCH_WINDOWS = 32
