@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -251,3 +252,25 @@ def test_what_a_chunk_costs_the_model_is_bounded_whatever_its_length(context, le
     assert text.endswith(content[:PASSAGE_MAX_CHARS])
     if length > PASSAGE_MAX_CHARS:  # the estimate follows what is read, not what is stored
         assert passage_tokens(tokens, content, context) <= PASSAGE_MAX_CHARS // 4 + len(context)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_the_model_runs_nicer_than_the_process_so_searches_and_the_rows_pass_go_first() -> None:
+    """The embedding worker thread (and so the threads an engine starts from it) runs
+    WORKER_NICENESS steps nicer than the caller; the caller's own priority is untouched."""
+    import os
+    import threading
+
+    from groove.indexing.embedding_pass import WORKER_NICENESS
+
+    class Recording(_Instant):
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            self.nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            return super().embed_passages(texts)
+
+    model = Recording()
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    batch = EmbedBatch((EmbedItem(1, 1, "a text", 3),))
+    assert [b for b, _ in LocalExecutor(model).map([batch])] == [batch]
+    assert model.nice == min(19, before + WORKER_NICENESS)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import queue
+import sys
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -122,6 +124,29 @@ class EmbeddingExecutor(ABC):
         """Embed every batch; yield each with its vectors as it completes."""
 
 
+#: How much nicer (in ``nice`` steps) the embedding worker thread runs than the process.
+WORKER_NICENESS = 5
+
+
+def lower_this_threads_priority() -> None:
+    """Let the calling thread (and the threads it starts) yield the cores to its process.
+
+    Embedding is background work: while it overlaps the rows pass (which makes
+    each document findable by full text) or a server's searches, those should
+    get the cores first and the embedding the rest. On Linux a thread has its
+    own nice value, and threads an engine starts from it (onnxruntime's pool)
+    inherit it; elsewhere the value belongs to the whole process, so nothing is
+    changed there.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICENESS)
+    except OSError:  # not allowed here (a sandbox): run at the process's priority
+        pass
+
+
 def embed_one_by_one(embedder: Embedder, texts: list[str]) -> np.ndarray:
     """A batch the embedder rejected, again one text at a time: a text rejected on its own
     gets a row of NaN, which the pass reads as "this document was rejected"."""
@@ -151,6 +176,7 @@ class LocalExecutor(EmbeddingExecutor):
         stop = threading.Event()
 
         def work() -> None:
+            lower_this_threads_priority()
             while not stop.is_set():
                 batch = todo.get()
                 if batch is None:
