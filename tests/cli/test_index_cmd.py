@@ -178,7 +178,7 @@ def test_serve_stopped_while_it_builds_in_the_background_exits_cleanly(tmp_path)
 
     kb = tmp_path / "kb"
     kb.mkdir()
-    _folder(kb, 40)
+    _folder(kb, 160)  # about a minute of embedding on two cores: a status poll sees it midway
     serving = _groove("serve", "--kb-path", str(kb), "--transport", "http", "--port",
                       str(free_port()), "--no-watch", cwd=tmp_path)
     assert serving.stderr is not None
