@@ -134,7 +134,9 @@ def engine_speed(quick: bool) -> dict[str, Any]:
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         return {"error": done.stderr[-1500:]}
-    return json.loads(out.read_text(encoding="utf-8"))
+    # The folder as seen from the checkout, not this machine's absolute path.
+    return {**json.loads(out.read_text(encoding="utf-8")),
+            "kb": os.path.relpath(kb, HERE.parent)}
 
 
 def flat_cost_table(per_size: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
