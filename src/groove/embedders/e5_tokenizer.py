@@ -83,10 +83,11 @@ class E5Tokenizer:
     def save_table(self, path: Path) -> None:
         """Write the lookup table to ``path`` (numpy arrays only: reading it runs no code)."""
         keys = list(self._trie)
-        np.savez(path, keys=np.frombuffer(_KEY_SEPARATOR.join(keys).encode("utf-8"),
-                                          dtype=np.uint8),
-                 ids=np.array([self._trie[k][0] for k in keys], dtype=np.int32),
-                 longer=np.array([self._trie[k][1] for k in keys], dtype=np.bool_))
+        with path.open("wb") as out:  # a file object: np.savez adds no ".npz" to the name
+            np.savez(out, keys=np.frombuffer(_KEY_SEPARATOR.join(keys).encode("utf-8"),
+                                             dtype=np.uint8),
+                     ids=np.array([self._trie[k][0] for k in keys], dtype=np.int32),
+                     longer=np.array([self._trie[k][1] for k in keys], dtype=np.bool_))
 
     def normalise(self, text: str) -> str:
         """The string the Viterbi runs over (steps 1-3 above)."""

