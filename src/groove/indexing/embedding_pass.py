@@ -71,8 +71,6 @@ WINDOW_TOKENS_FIRST = 1024
 BATCH_TOKENS = 8192
 #: ... and on its number of texts.
 BATCH_TEXTS = 64
-#: How long a stopped pass waits for the batch its worker thread is embedding.
-WORKER_JOIN_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -213,10 +211,6 @@ class LocalExecutor(EmbeddingExecutor):
         finally:
             stop.set()
             todo.put(None)
-            # An interrupted pass (Ctrl-C) waits for the batch the worker is in: a process
-            # that exits while onnxruntime runs in another thread is aborted by the C++
-            # runtime (exit status -6 instead of 130, after the index was already kept).
-            worker.join(timeout=WORKER_JOIN_S)
 
 
 def make_batches(items: Iterable[EmbedItem], *, max_tokens: int = BATCH_TOKENS,
