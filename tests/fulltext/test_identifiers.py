@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groove.fulltext import Stamp, TextRow
-from groove.fulltext.identifiers import identifier_parts, query_parts, split_identifier
+from groove.fulltext.identifiers import (
+    MAX_PARTS,
+    identifier_parts,
+    query_parts,
+    split_identifier,
+)
 from groove.fulltext.tantivy import TantivyIndex
 
 
@@ -54,6 +59,17 @@ def test_parts_keep_every_letter_in_order(identifier):
 def test_cutting_a_part_again_leaves_it_whole(identifier):
     for part in split_identifier(identifier):
         assert split_identifier(part) == [part]
+
+
+_TEXT = st.lists(st.one_of(_IDENTIFIER, st.text(max_size=12)), max_size=8).map(" ".join)
+
+
+@given(_TEXT)
+def test_a_text_gives_the_parts_of_exactly_its_compound_words(text):
+    """The skip of plain words (``Word``, ``2024``, any case) never drops a compound one:
+    every word the tokenizer keeps whole is cut, and the ones of 2 to MAX_PARTS parts kept."""
+    cut = (split_identifier(word) for word in re.findall(r"\w+", text))
+    assert identifier_parts(text) == [" ".join(p) for p in cut if 2 <= len(p) <= MAX_PARTS]
 
 
 def test_the_parts_field_matches_words_inside_names_but_never_excludes_by_them(tmp_path):

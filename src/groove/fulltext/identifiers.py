@@ -58,8 +58,9 @@ def identifier_parts(text: str) -> list[str]:
     out: list[str] = []
     for match in _WORD.finditer(text):
         token = match.group()
-        if "_" not in token and token.islower():
-            continue  # the common case, a plain word: nothing to cut
+        rest = token[1:]
+        if "_" not in token and (rest.islower() or rest.isdigit() or not rest):
+            continue  # a plain word or number (``word``, ``Word``, ``2024``): nothing to cut
         parts = split_identifier(token)
         if 2 <= len(parts) <= MAX_PARTS:
             out.append(" ".join(parts))

@@ -583,8 +583,9 @@ class TantivyIndex(FullTextIndex):
         doc.add_integer("chunk_id", row.chunk_id)
         doc.add_integer("doc_id", row.doc_id)
         heading = row.heading or ""
-        for value in (heading, heading, row.context):
-            for words in identifier_parts(value):
+        heading_parts = identifier_parts(heading)
+        for parts in (heading_parts, heading_parts, identifier_parts(row.context)):
+            for words in parts:
                 doc.add_text("parts", words)
         for value in (heading, heading, row.context, row.content):
             doc.add_text("text", value)
