@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -182,3 +183,18 @@ def test_names_that_cannot_travel_stay_out_of_live_sync(live):
     assert not paths_for(kb, "quokka") and not {"CON.md", "ask?.md"} & indexed(kb)
     (kb_dir / "CON.md").rename(kb_dir / "console.md")
     wait_for(lambda: paths_for(kb, "quokka") == {"console.md"}, "renamed back to a portable name")
+
+
+def test_a_watcher_waiting_for_another_run_stops_at_once(tmp_path, write_files, make_kb):
+    """``serve`` stopped while its background build runs: the watcher's catch-up is waiting
+    for the build's lock, and stop() ends the watcher then and there (it used to sit in
+    the run's lock until the join gave up, so Ctrl-C took over five seconds)."""
+    kb_dir = write_files(tmp_path / "kb", {"alpha.md": "# Alpha\n\nThe quokka colony.\n"})
+    kb = make_kb(kb_dir, watch={"debounce_ms": 50})
+    kb.index()
+    with kb.writer_lock.hold():  # another run is writing the index
+        watcher = Watcher(kb)
+        watcher.start()
+        wait_for(lambda: watcher.state == "watching", "the watch started its catch-up")
+        watcher.stop(timeout=5)
+        assert not [t for t in threading.enumerate() if t.name == "groove-watcher"]

@@ -37,6 +37,8 @@ WAKE_MS = 200
 #: consecutive failure up to the cap (a failure that repeats must not spin).
 RESTART_DELAY_S = 0.5
 RESTART_DELAY_MAX_S = 30.0
+#: How often a sync waiting for another index run (the background build) checks stop().
+BUSY_CHECK_S = 0.2
 
 
 class Watcher:
@@ -194,12 +196,27 @@ class Watcher:
         except GrooveError:
             return []
 
+    def _wait_for_other_runs(self) -> bool:
+        """Wait while another run writes the index, checking stop(); False if stopped meanwhile.
+
+        ``serve`` on a new folder builds the index in a thread while the
+        watcher catches up. The catch-up's own run would wait for the build's
+        lock inside :meth:`KnowledgeBase.index`, where stop() cannot reach it,
+        and stopping ``serve`` (Ctrl-C) would then wait out the join's timeout.
+        """
+        while self.kb.indexing:
+            if self._stop.wait(BUSY_CHECK_S):
+                return False
+        return True
+
     def _sync(self, rel_paths: list[str] | None) -> None:
         """One incremental run; a failure is logged and the watcher keeps going."""
         from groove.errors import GrooveError
 
         if rel_paths is not None and not rel_paths:
             return
+        if not self._wait_for_other_runs():
+            return  # stopped while another run held the index
         try:
             summary = self.kb.index() if rel_paths is None else self.kb.sync_paths(rel_paths)
         except GrooveError as exc:
