@@ -589,6 +589,8 @@ class TantivyIndex(FullTextIndex):
                 doc.add_text("parts", words)
         for value in (heading, heading, row.context, row.content):
             doc.add_text("text", value)
+            if value.isascii():
+                continue  # no CJK run (the common case, checked in C)
             for run in CJK_RUN.findall(value):
                 pairs = bigrams(run)
                 if pairs:
