@@ -70,7 +70,7 @@ from groove.models import DocumentRow, IndexState, LinkRow, SearchResponse
 from groove.parsers import check_parsers
 from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.search.request import SearchRequest
-from groove.store.base import Store
+from groove.store.base import Store, last_run
 from groove.store.writer_lock import Holder, WriterLock
 
 if TYPE_CHECKING:
@@ -622,6 +622,7 @@ class KnowledgeBase:
             "dim": meta.dim,
             "context_mode": meta.context_mode or context_mode_name(False),
             "last_indexed": iso_time(last),
+            "last_run": last_run(meta, running=writer is not None),
             "tags_unreadable": stats.tags_invalid,
             "frontmatter_unparsed": unparsed,
             "declared_fields": None if meta.declared_fields is None else list(meta.declared_fields),

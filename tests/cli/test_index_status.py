@@ -89,7 +89,7 @@ def test_bad_config_value_names_the_key(kb_dir, tmp_path, run):
 
 
 STATUS_KEYS = {"kb_path", "index_path", "documents", "chunks", "model", "engine", "dim",
-               "context_mode", "last_indexed", "tags_unreadable", "frontmatter_unparsed",
+               "context_mode", "last_indexed", "last_run", "tags_unreadable", "frontmatter_unparsed",
                "declared_fields", "declared_field_values",
                "writer", "index"}
 INDEX_KEYS = {"state", "documents", "documents_embedded", "chunks", "chunks_embedded",
@@ -249,7 +249,7 @@ def test_status_after_an_interrupted_build_says_when_it_stopped(kb_dir, run):
         conn.execute("DELETE FROM index_meta WHERE key = 'last_indexed'")
     status = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
     stopped = status["index"]["last_change"]
-    assert stopped and status["documents"] == 2
+    assert stopped and status["documents"] == 2 and status["last_run"] == "interrupted"
     lines = dict(line.split(": ", 1)
                  for line in run("status", "--kb-path", str(kb_dir)).stdout.splitlines())
     assert lines["Last indexed"] == (
@@ -259,6 +259,24 @@ def test_status_after_an_interrupted_build_says_when_it_stopped(kb_dir, run):
     finished = dict(line.split(": ", 1)
                     for line in run("status", "--kb-path", str(kb_dir)).stdout.splitlines())
     assert "interrupted" not in finished["Last indexed"] and finished["Last indexed"] != "never"
+
+
+def test_a_search_on_a_new_folder_leaves_a_text_only_index_not_an_interrupted_one(kb_dir, run):
+    """The one-shot search writes the rows and embeds nothing, by design: status says so
+    instead of reporting an interruption nobody made, and ``groove index`` completes it."""
+    assert run("search", "tokio", "--kb-path", str(kb_dir)).exit_code == 0
+    status = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert status["last_run"] == "text only" and status["index"]["state"] == "incomplete"
+    lines = dict(line.split(": ", 1)
+                 for line in run("status", "--kb-path", str(kb_dir)).stdout.splitlines())
+    assert lines["Last indexed"] == (
+        "never completed; a search indexed the text of the files without embedding it "
+        f"(full-text answers only; its last write: {status['index']['last_change']}): run "
+        "`groove index` to embed it")
+    assert "interrupted" not in lines["Last indexed"]
+    assert run("index", "--kb-path", str(kb_dir), "-q").exit_code == 0
+    status = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert status["last_run"] == "complete" and status["index"]["state"] == "complete"
 
 
 def test_a_folder_without_markdown_says_the_index_holds_no_documents(tmp_path, monkeypatch, run):

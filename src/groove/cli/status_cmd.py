@@ -17,6 +17,7 @@ from groove.cli.options import format_option, kb_options
 from groove.cli.usage import fail
 from groove.collections import Collections, status_of
 from groove.kb import KnowledgeBase
+from groove.store.base import TEXT_ONLY
 
 _LABELS = (
     ("documents", "Documents"),
@@ -53,17 +54,23 @@ def index_lines(status: dict[str, Any]) -> list[str]:
 
 
 def last_indexed(status: dict[str, Any]) -> str:
-    """When a run last finished, and whether the last one was interrupted.
+    """When a run last finished, and why an incomplete index is incomplete.
 
     ``last_indexed`` is written when a run reaches its end; a run stopped
     before (Ctrl-C, a crash) leaves documents behind and the index
-    ``incomplete``, so "never" alone would contradict the document count.
+    ``incomplete``, so "never" alone would contradict the document count. A
+    one-shot search on a new folder writes the text only, on purpose: that is
+    said as such, not as an interruption nobody made.
     """
     last = status["last_indexed"]
     state = status["index"]
     if state["state"] != "incomplete" or state["build_running"]:
         return last or "never"
     stopped = state["last_change"] or "an unknown time"
+    if status.get("last_run") == TEXT_ONLY:
+        return (f"{last or 'never completed'}; a search indexed the text of the files without "
+                f"embedding it (full-text answers only; its last write: {stopped}): run "
+                "`groove index` to embed it")
     return (f"{last or 'never completed'}; the last run stopped before its end (interrupted; "
             f"its last write: {stopped}): run `groove index` to finish it")
 

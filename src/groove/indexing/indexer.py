@@ -22,7 +22,7 @@ The rules of the rows pass, in the order they are applied:
   previously indexed version is kept.
 
 ``build_state`` is "building" from the start of a run until its embedding
-pass ends; a run limited to some paths (the watcher) only marks the index
+pass ends ("text only" when the run was asked not to embed); a run limited to some paths (the watcher) only marks the index
 complete if it was complete before (it did not look at the other files).
 """
 
@@ -66,7 +66,7 @@ from groove.parsers import get_parser_for
 from groove.parsers._zipguard import decompression_budget
 from groove.parsers.markdown import FRONTMATTER_UNPARSED_TAG
 from groove.search.language import document_is_cjk
-from groove.store.base import BUILDING, COMPLETE, IndexMeta, Store, build_finished
+from groove.store.base import BUILDING, COMPLETE, TEXT_ONLY, IndexMeta, Store, build_finished
 
 log = logging.getLogger("groove.indexing.indexer")
 
@@ -339,6 +339,7 @@ def _run_index(
         _read_links(run)
     store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
     if not embed:
+        store.set_meta(build_state=TEXT_ONLY)  # finished as asked: status must not say "interrupted"
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)
         return run.summary

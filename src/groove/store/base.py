@@ -47,7 +47,8 @@ class IndexMeta:
     context_mode: str  # "static" | "off"
     last_indexed: float | None
     #: "building" while a run has not finished its embedding pass, "complete"
-    #: after; None in files written before groove recorded it.
+    #: after, "text only" after a run that wrote the rows and embedded nothing by
+    #: design; None in files written before groove recorded it.
     build_state: str | None = None
     #: When any document, chunk or vector last changed (epoch seconds).
     changed_at: float | None = None
@@ -63,6 +64,22 @@ class IndexMeta:
 
 BUILDING = "building"
 COMPLETE = "complete"
+#: The rows pass ran to its end and embedding was left for later on purpose (the
+#: one-shot ``groove search`` on a new folder): searchable by full text, not cut short.
+TEXT_ONLY = "text only"
+
+
+def last_run(meta: IndexMeta, *, running: bool) -> str | None:
+    """How the last index run ended: "running" (a writer holds the index now),
+    "complete", "text only" (:data:`TEXT_ONLY`), "interrupted" (stopped before its
+    end: Ctrl-C, a crash, a killed process), or None when no run recorded it."""
+    if running:
+        return "running"
+    if build_finished(meta):
+        return COMPLETE
+    if meta.build_state == TEXT_ONLY:
+        return TEXT_ONLY
+    return "interrupted" if meta.build_state == BUILDING else None
 
 
 def build_finished(meta: IndexMeta) -> bool:
