@@ -59,8 +59,8 @@ def identifier_parts(text: str) -> list[str]:
     for match in _WORD.finditer(text):
         token = match.group()
         rest = token[1:]
-        if "_" not in token and (rest.islower() or rest.isdigit() or not rest):
-            continue  # a plain word or number (``word``, ``Word``, ``2024``): nothing to cut
+        if "_" not in token and (rest.islower() or not any(map(str.isupper, rest))):
+            continue  # no capital after the first letter (``Word``, ``2024``, ``東京``): no cut
         parts = split_identifier(token)
         if 2 <= len(parts) <= MAX_PARTS:
             out.append(" ".join(parts))
