@@ -526,9 +526,10 @@ class IndexState:
     ``state``: "missing" (no index file), "building" (a writer holds the
     index's writer lock), "incomplete" (a build stopped before its end, or a
     one-shot search wrote the text only: some files may be missing and some
-    chunks are only found by full-text matching), or "complete". ``files_newer`` counts files on disk that are
-    new or changed since they were indexed, ``files_skipped`` files the index
-    runs could not take (None when not counted yet).
+    chunks are only found by full-text matching), or "complete".
+    ``files_newer`` counts files on disk that are new or changed since they
+    were indexed, ``files_skipped`` files the index runs could not take (None
+    when not counted yet).
     docs/index-lifecycle.md documents every field.
     """
 

@@ -22,8 +22,9 @@ The rules of the rows pass, in the order they are applied:
   previously indexed version is kept.
 
 ``build_state`` is "building" from the start of a run until its embedding
-pass ends ("text only" when the run was asked not to embed); a run limited to some paths (the watcher) only marks the index
-complete if it was complete before (it did not look at the other files).
+pass ends ("text only" when the run was asked not to embed); a run limited
+to some paths (the watcher) only marks the index complete if it was
+complete before (it did not look at the other files).
 """
 
 from __future__ import annotations
