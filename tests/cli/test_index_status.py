@@ -233,6 +233,8 @@ def test_a_search_during_a_build_says_how_far_reading_is_and_that_nothing_was_fo
     with WriterLock(kb_dir / ".groove.db").hold(wait=False):  # as `groove index` holds it
         result = run("search", "nothing like this", "--kb-path", str(kb_dir), "--format", "text",
                      "--path-glob", "c/**")
+        status = json.loads(run("status", "--kb-path", str(kb_dir), "--format", "json").stdout)
+    assert status["last_run"] == "running"
     assert result.exit_code == 0, result.stderr
     assert "note: the index is being built (reading files: 2 of 5, 0 of 2 documents embedded)" \
         in result.stderr
