@@ -293,6 +293,10 @@ def test_a_folder_without_markdown_says_the_index_holds_no_documents(tmp_path, m
     assert "incomplete" not in result.stderr and "0 of 0" not in result.stderr
     assert "note: the index holds no documents: no file of the folder is one the enabled " \
            "parsers read" in result.stderr
+    status = json.loads(run("status", "--kb-path", str(kb), "--format", "json").stdout)
+    assert status["last_run"] == "complete" and status["index"]["state"] == "complete"
+    lines = dict(line.split(": ", 1) for line in run("status", "--kb-path", str(kb)).stdout.splitlines())
+    assert lines["Last indexed"] == status["last_indexed"]  # a time: nothing left to embed
     assert result.stdout == "no results\n"
 
 

@@ -339,14 +339,18 @@ def _run_index(
     if store.links_pending():
         _read_links(run)
     store.flush()  # the rows pass is searchable by the full-text leg before embedding starts
+    whole = only_paths is None or was_complete  # the run saw every file, or nothing was missing
     if not embed:
-        store.set_meta(build_state=TEXT_ONLY)  # finished as asked: status must not say "interrupted"
+        # Finished as asked, so status must not say "interrupted"; with nothing left to
+        # embed (a folder without documents, say) the index is simply complete.
+        counts = store.embedding_counts()
+        _mark_end(store, complete=whole and counts.chunks_embedded >= counts.chunks,
+                  otherwise=TEXT_ONLY)
         run.summary.elapsed_s = time.perf_counter() - started
         run.reporter.finish(run.summary)
         return run.summary
     _embed_pending(run, executor_factory or LocalExecutor)
-    if only_paths is None or was_complete:
-        store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
+    _mark_end(store, complete=whole)
     run.summary.elapsed_s = time.perf_counter() - started
     run.reporter.finish(run.summary)
     if run.summary.rejected and not run.documents_embedded:
@@ -356,6 +360,15 @@ def _run_index(
             "(model, [embedder] url, max_input_chars) rather than at the files; the rest of "
             "the run finished (deleted and renamed files are recorded)")
     return run.summary
+
+
+def _mark_end(store: Store, *, complete: bool, otherwise: str | None = None) -> None:
+    """Record how the run ended: complete (with its time), else ``otherwise`` if given
+    (else the "building" it started with stays, as for a run limited to some paths)."""
+    if complete:
+        store.set_meta(last_indexed=time.time(), build_state=COMPLETE)
+    elif otherwise is not None:
+        store.set_meta(build_state=otherwise)
 
 
 def _refresh_declared_fields(run: _Run) -> None:
