@@ -147,9 +147,16 @@ class KnowledgeBase:
     def _open_store(self, *, create: bool) -> Store:
         from groove.store import open_store
 
+        if not create and not self.db_path.is_file():
+            raise self._no_index()
         store = open_store(self.db_path, create=create)
         self._store_file = _file_identity(self.db_path)
         return store
+
+    def _no_index(self) -> NoIndexError:
+        """The refusal of a read with no index yet, naming the command that builds this one."""
+        return NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path "
+                            f"{self.kb_path}`")
 
     @property
     def embedder(self) -> Embedder:
@@ -602,7 +609,7 @@ class KnowledgeBase:
         it however long the walk takes.
         """
         if not self.has_index():
-            raise NoIndexError(f"no index at {self.db_path}: run `groove index --kb-path {self.kb_path}`")
+            raise self._no_index()
         with self.reading() as store:
             if check and _file_size(self.db_path) <= STATUS_PAGE_CHECK_MAX_BYTES:
                 store.check_health()

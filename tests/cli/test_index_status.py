@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 NOTES = {
     "a/first.md": "# First\n\n## Tokio\n\nUse tokio::spawn for async tasks that run concurrently.\n",
     "b/second.md": ("# Second\n\n## お茶\n\n煎茶はお湯を少し冷ましてから淹れると甘みが出る。\n"
@@ -309,3 +311,14 @@ def test_a_malformed_toml_names_the_line_of_the_unclosed_value(kb_dir, tmp_path,
     assert result.stderr.strip() == (
         f"error: {config}: malformed TOML: Invalid value (at end of document); the value "
         'starting at line 4 (enabled = ["md",) is never closed')
+
+
+@pytest.mark.parametrize("command", [["status"], ["ls"], ["get", "a/x.md"], ["doctor"],
+                                     ["links", "a/x.md"], ["graph", "--start", "a/x.md"]])
+def test_a_read_before_any_index_names_the_command_that_builds_it(kb_dir, run, command):
+    """The first hour: every read of a folder with no index yet says which command to run,
+    with this folder in it (not a ``…`` placeholder to fill in)."""
+    result = run(*command, "--kb-path", str(kb_dir))
+    assert result.exit_code == 2
+    assert f"no index at {kb_dir / '.groove.db'}: run `groove index --kb-path {kb_dir}`" \
+        in result.stderr
