@@ -398,6 +398,21 @@ def test_unknown_key_message_lists_accepted_keys(work: Path) -> None:
     assert "enabled, lambda, same_doc_penalty" in message
 
 
+@pytest.mark.parametrize(("text", "meant"), [
+    ("modle = \"x\"\n", "model"),
+    ("[search.mmr]\nlamda = 0.5\n", "lambda"),
+    ("[searhc]\nx = 1\n", "search"),
+    ("[watch]\ndebounce = 5\n", "debounce_ms"),
+])
+def test_a_misspelt_key_is_answered_with_the_key_it_resembles(work: Path, text: str,
+                                                              meant: str) -> None:
+    assert f"(did you mean {meant}?)" in refusal(text, work)
+
+
+def test_a_key_like_no_other_gets_no_guess(work: Path) -> None:
+    assert "did you mean" not in refusal("bogus = 1\n", work)
+
+
 def test_every_problem_is_reported(work: Path) -> None:
     message = refusal("bogus = 1\n[watch]\ndebounce_ms = -1\n", work)
     assert "unknown key bogus" in message and "watch.debounce_ms" in message

@@ -6,6 +6,7 @@ it came from.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Mapping
@@ -88,8 +89,11 @@ def _describe(err: Mapping[str, Any], where: str, root: type[BaseModel]) -> str:
             parent = _walk(root, loc[:-1])[1]
             owner = _submodel(parent) if parent is not None else None
         section = f"in [{_dotted(loc[:-1])}]" if loc[:-1] else "at top level"
-        keys = ", ".join(_toml_keys(owner)) if owner else "?"
-        return f"{where}: unknown key {key} = {_show(err.get('input'))}; accepted {section}: {keys}"
+        names = _toml_keys(owner) if owner else []
+        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return (f"{where}: unknown key {key} = {_show(err.get('input'))}{hint}; accepted "
+                f"{section}: {', '.join(names) or '?'}")
     _, info = _walk(root, loc)
     accepted = info.description if info is not None and info.description else "see groove.toml.example"
     if err["type"] == "finite_number":
