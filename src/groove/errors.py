@@ -8,6 +8,16 @@ logged, never shown as a traceback to a client.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(given: str, accepted: Iterable[str]) -> str:
+    """`` (did you mean NAME?)`` when ``given`` looks like a misspelling of one of the
+    ``accepted`` names (``modle``, ``limt``), else nothing: for a refusal's message."""
+    close = difflib.get_close_matches(given, list(accepted), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
 
 class GrooveError(Exception):
     """Base class: a message meant for a person or a model to act on."""

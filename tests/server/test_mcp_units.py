@@ -214,9 +214,11 @@ def test_a_failed_call_answers_the_error_envelope(server_kb, make_kb):
     assert _envelope(out["bounds"]).startswith("limit: 0 is out of range; accepted:")
     assert "climbs out" in _envelope(out["path"])
     limt = _envelope(out["unknown_arg"])
-    assert limt.startswith("search does not take limt; accepted arguments: query, limit")
+    assert limt.startswith("search does not take limt (did you mean limit?); accepted arguments: "
+                           "query, limit")
     assert _envelope(out["unknown_args"]) == "list_topics does not take a, b; accepted arguments: none"
-    assert _envelope(out["unknown_tool"]).startswith("unknown tool 'serch'; available: ")
+    assert _envelope(out["unknown_tool"]).startswith("unknown tool 'serch' (did you mean search?); "
+                                                     "available: ")
     assert not out["ok"].is_error and "error" not in out["ok"].structured_content
 
 

@@ -6,7 +6,6 @@ it came from.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from collections.abc import Mapping
@@ -19,7 +18,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from groove.errors import ConfigError
+from groove.errors import ConfigError, did_you_mean
 
 
 def _show(value: Any) -> str:
@@ -90,8 +89,7 @@ def _describe(err: Mapping[str, Any], where: str, root: type[BaseModel]) -> str:
             owner = _submodel(parent) if parent is not None else None
         section = f"in [{_dotted(loc[:-1])}]" if loc[:-1] else "at top level"
         names = _toml_keys(owner) if owner else []
-        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        hint = did_you_mean(str(loc[-1]), names)
         return (f"{where}: unknown key {key} = {_show(err.get('input'))}{hint}; accepted "
                 f"{section}: {', '.join(names) or '?'}")
     _, info = _walk(root, loc)

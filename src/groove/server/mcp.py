@@ -27,7 +27,7 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from groove._version import __version__
-from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused
+from groove.errors import GrooveError, InvalidArgument, NotFound, PathRefused, did_you_mean
 from groove.kb import DOCUMENT_TEXT_CAP_LABEL
 from groove.paths import ROOT_TOPIC, check_rel_path, doc_uri, topic_prefixes, topic_uri
 from groove.server import prompts
@@ -70,13 +70,14 @@ class GrooveMCPServer(MCPServer):
                          context: Any = None) -> Any:
         known = {p.name: p for p in await self.list_prompts()}
         if name not in known:
-            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; available: "
-                                           f"{', '.join(sorted(known))}")
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}{did_you_mean(name, known)}; "
+                                           f"available: {', '.join(sorted(known))}")
         declared = {a.name: a for a in known[name].arguments or []}
         given = dict(arguments or {})
         accepted = ", ".join(declared) or "none"
         if unknown := sorted(set(given) - set(declared)):
-            raise MCPError(INVALID_PARAMS, f"prompt {name!r} does not take {', '.join(unknown)}; "
+            named = ", ".join(u + did_you_mean(u, declared) for u in unknown)
+            raise MCPError(INVALID_PARAMS, f"prompt {name!r} does not take {named}; "
                                            f"accepted arguments: {accepted}")
         if missing := [a for a in declared.values() if a.required and not given.get(a.name)]:
             raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs the argument "
@@ -102,11 +103,13 @@ class GrooveMCPServer(MCPServer):
         try:
             tool = self._tool_manager.get_tool(name)
             if tool is None:
-                available = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
-                raise ToolError(f"unknown tool {name!r}; available: {available}")
+                names = sorted(t.name for t in self._tool_manager.list_tools())
+                raise ToolError(f"unknown tool {name!r}{did_you_mean(name, names)}; "
+                                f"available: {', '.join(names)}")
             declared = tool.parameters.get("properties", {})
             if unknown := sorted(set(arguments) - set(declared)):
-                raise ToolError(f"{name} does not take {', '.join(unknown)}; accepted arguments: "
+                named = ", ".join(u + did_you_mean(u, declared) for u in unknown)
+                raise ToolError(f"{name} does not take {named}; accepted arguments: "
                                 f"{', '.join(declared) or 'none'}")
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
