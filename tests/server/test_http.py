@@ -408,6 +408,11 @@ def test_ui_and_status_refuse_non_loopback_peers(server_kb, make_kb):
         assert remote.get(path).status_code == 403
         assert local.get(path).status_code == 200
     assert remote.get("/healthz").status_code == 200  # public by default
+    # The bare address, as a person types it into a browser, leads to the page.
+    assert remote.get("/", follow_redirects=False).status_code == 403
+    landed = local.get("/", follow_redirects=False)
+    assert landed.status_code == 307 and landed.headers["location"] == "/ui"
+    assert local.get("/").text == local.get("/ui").text
 
 
 def test_healthz_can_be_loopback_only(server_kb, make_kb):

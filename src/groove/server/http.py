@@ -24,7 +24,7 @@ import anyio.to_thread
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groove._logging import note
@@ -187,6 +187,13 @@ def build_http_app(kb: KnowledgeBase, *, state: ServerState | None = None,
             return refused
         body = await anyio.to_thread.run_sync(state.status)
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    @server.custom_route("/", methods=["GET"])
+    async def root(request: Request) -> Response:
+        """A person who opens the server's address in a browser lands on the page."""
+        if refused := await admin_refusal(request):
+            return refused
+        return RedirectResponse("/ui", status_code=307)
 
     @server.custom_route("/ui", methods=["GET"])
     async def ui(request: Request) -> Response:
