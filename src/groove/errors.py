@@ -8,13 +8,14 @@ logged, never shown as a traceback to a client.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def did_you_mean(given: str, accepted: Iterable[str]) -> str:
     """`` (did you mean NAME?)`` when ``given`` looks like a misspelling of one of the
     ``accepted`` names (``modle``, ``limt``), else nothing: for a refusal's message."""
+    import difflib  # only a refusal needs it: not every process's start-up
+
     close = difflib.get_close_matches(given, list(accepted), n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

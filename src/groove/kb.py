@@ -147,7 +147,7 @@ class KnowledgeBase:
     def _open_store(self, *, create: bool) -> Store:
         from groove.store import open_store
 
-        if not create and not self.db_path.is_file():
+        if not create and not self.has_index():
             raise self._no_index()
         store = open_store(self.db_path, create=create)
         self._store_file = _file_identity(self.db_path)

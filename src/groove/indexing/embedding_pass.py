@@ -129,8 +129,8 @@ WORKER_NICENESS = 5
 def lower_this_threads_priority() -> None:
     """Let the calling thread (and the threads it starts) yield the cores to its process.
 
-    Embedding is background work: while it overlaps the rows pass (which makes
-    each document findable by full text) or a server's searches, those should
+    Embedding is background work: beside a server's searches (and a watcher's
+    rows, which make each changed document findable by full text) those should
     get the cores first and the embedding the rest. On Linux a thread has its
     own nice value, and threads an engine starts from it (onnxruntime's pool)
     inherit it; elsewhere the value belongs to the whole process, so nothing is
