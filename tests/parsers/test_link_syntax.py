@@ -78,6 +78,17 @@ def test_a_reference_link_counts_where_it_is_used_and_its_first_definition_wins(
     assert all(text[link.start:link.end] == link.source for link in links)
 
 
+def test_a_definition_at_the_end_of_a_file_serves_every_section() -> None:
+    """The Rust book (mdBook) writes every link as ``[text][label]`` and defines the labels
+    in a block at the end of the chapter, in another section than the links."""
+    data = (b"# Ownership\n\nSee [Data Types][dt].\n\n## Rules\n\nAs in [Chapter 8][ch8].\n\n"
+            b"## Summary\n\nDone.\n\n[dt]: ch03-02-data-types.md#data-types\n"
+            b"[ch8]: ch08-02-strings.md\n")
+    parsed = MarkdownParser().parse(data, "en/ch04.md")
+    assert [(link.source, link.target) for link in parsed.links] == [
+        ("[Data Types][dt]", "ch03-02-data-types.md"), ("[Chapter 8][ch8]", "ch08-02-strings.md")]
+
+
 def test_links_come_in_order_of_appearance() -> None:
     text = "[a](a.md) [[b]] [c](c.md) ![[d]]"
     assert [link.target for link in find_links(text)] == ["a.md", "b", "c.md", "d"]

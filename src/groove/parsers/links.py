@@ -26,7 +26,7 @@ answer changes as documents come and go.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from urllib.parse import unquote
 
 from groove.models import Link
@@ -54,16 +54,20 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _BACKTICKS = re.compile(r"`+")
 
 
-def find_links(text: str) -> list[Link]:
+def find_links(text: str, definitions: Mapping[str, str] | None = None) -> list[Link]:
     """Every wikilink and local Markdown link of ``text``, in order of appearance.
 
     ``text[link.start:link.end]`` is the link as written (``link.source``).
     Fenced code blocks and inline code spans are skipped (CommonMark's
     rules: a fence closes with a run of the same character at least as long;
     a code span with the next run of exactly as many backticks).
+    ``definitions``: the reference labels of the whole document
+    (:func:`link_definitions`) when ``text`` is one of its sections; by
+    default those of ``text`` itself.
     """
     prose = list(_prose_ranges(text))
-    definitions = _definitions(text, prose)
+    if definitions is None:
+        definitions = _definitions(text, prose)
     links: list[Link] = []
     for start, end in prose:
         for offset, piece in _outside_code_spans(text[start:end]):
@@ -74,6 +78,12 @@ def find_links(text: str) -> list[Link]:
 def _label(label: str) -> str:
     """A reference label as CommonMark matches it: case-folded, inner whitespace collapsed."""
     return " ".join(label.split()).casefold()
+
+
+def link_definitions(text: str) -> dict[str, str]:
+    """``{label: destination}`` of a document's link reference definitions (a definition
+    at the end of a file serves the links of every section)."""
+    return _definitions(text, list(_prose_ranges(text)))
 
 
 def _definitions(text: str, prose: list[tuple[int, int]]) -> dict[str, str]:
@@ -130,7 +140,7 @@ def _outside_code_spans(text: str) -> Iterator[tuple[int, str]]:
     yield position, text[position:]
 
 
-def _links_in(text: str, base: int, definitions: dict[str, str]) -> Iterator[Link]:
+def _links_in(text: str, base: int, definitions: Mapping[str, str]) -> Iterator[Link]:
     """Wikilinks, then inline Markdown links, then reference links, each outside the ones
     before it (and outside definition lines), in order of position."""
     found: list[Link] = []
