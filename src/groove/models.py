@@ -141,6 +141,10 @@ COARSE = "coarse"
 #: every line of every file reaches a chunk. An index recording anything else
 #: ("legacy") was written by a groove that dropped the tail of long files.
 CHUNK_POLICY = "whole-file"
+#: The link syntax an index's stored links were read under ("2": wikilinks, inline and
+#: reference Markdown links). An index that records another, or none, reads every
+#: Markdown document's links again on its next run, touching no chunk or vector.
+LINK_RULE = "2"
 LEGACY_CHUNK_POLICY = "legacy"
 
 

@@ -20,7 +20,7 @@ FIXTURE_EDGES = {
     ("Rate limiting.md", "api/retries.md"), ("api/retries.md", "Rate limiting.md"),
     ("api/overview.md", "api/retries.md"),
     ("api/client.md", "api/overview.md"), ("api/client.md", "api/retries.md"),
-    ("guides/overview.md", "ops/runbook.md"),
+    ("guides/overview.md", "ops/runbook.md"), ("guides/overview.md", "api/retries.md"),
     ("ops/My Note.md", "Home.md"), ("ops/My Note.md", "Rate limiting.md"),
     ("projects/alpha/plan.md", "ops/runbook.md"), ("projects/alpha/plan.md", "Home.md"),
     ("projects/alpha/plan.md", "Rate limiting.md"),
@@ -40,7 +40,7 @@ def test_links_and_backlinks_as_text_and_json(kb_dir, run):
     assert answer["direction"] == "backlinks" and answer["truncated"] is False
     assert [(link["source"], link["heading"]) for link in answer["links"]] == [
         ("Home.md", None), ("Home.md", "restore"), ("guides/overview.md", None),
-        ("projects/alpha/plan.md", None)]  # by linking document, then where it links
+        ("guides/overview.md", "restore"), ("projects/alpha/plan.md", None)]  # by linking document, then where it links
     assert all(link["line"] and link["path"] == "ops/runbook.md" for link in answer["links"])
 
 

@@ -30,6 +30,15 @@ def _one(text: str) -> tuple[str, str, str | None, str | None, bool]:
     ('[x](notes/a.md "a title")', ("markdown", "notes/a.md", None, "x", False)),
     ("![chart](img/chart.png)", ("markdown", "img/chart.png", None, "chart", True)),
     ("[a [nested] text](b.md)", ("markdown", "b.md", None, "a [nested] text", False)),
+    # reference links: full, collapsed and shortcut, labels matched case-insensitively
+    ("[the runbook][rb]\n\n[rb]: ops/runbook.md#restore",
+     ("markdown", "ops/runbook.md", "restore", "the runbook", False)),
+    ("[Runbook][] here\n\n[runbook]: ops/runbook.md", ("markdown", "ops/runbook.md", None,
+                                                       "Runbook", False)),
+    ('see [My  Note] now\n\n  [my note]: <My Note.md> "a title"',
+     ("markdown", "My Note.md", None, "My  Note", False)),
+    ("![chart][c]\n\n[c]: img/chart%20one.png", ("markdown", "img/chart one.png", None,
+                                                  "chart", True)),
 ])
 def test_each_link_syntax_is_read(text: str, expected: tuple) -> None:
     assert _one(text) == expected
@@ -45,6 +54,13 @@ def test_each_link_syntax_is_read(text: str, expected: tuple) -> None:
     "```\n[[fenced]]\n```",
     "~~~~\n[a](b.md)\n~~~\n~~~~",
     "[[]] and [](  )",
+    "[text][nolabel] and [nolabel]",
+    "[x][web] and [web]\n\n[web]: https://example.org/a.md",
+    "```\n[rb]: a.md\n```\n[x][rb]",
+    "`[x][rb]` and ``[rb]``\n\n[rb]: a.md",
+    "- [x] done\n- [ ] to do\n",
+    "a note[^1]\n\n[^1]: footnote",
+    "[top][t]\n\n[t]: #heading",
 ])
 def test_urls_same_document_anchors_and_code_are_not_links(text: str) -> None:
     assert find_links(text) == []
@@ -52,6 +68,25 @@ def test_urls_same_document_anchors_and_code_are_not_links(text: str) -> None:
 
 def test_an_unclosed_backtick_is_text_and_the_link_after_it_counts() -> None:
     assert [link.target for link in find_links("a ` b [[c]]")] == ["c"]
+
+
+def test_a_reference_link_counts_where_it_is_used_and_its_first_definition_wins() -> None:
+    text = "Intro [one][a], then [two][A] and [a].\n\n[a]: first.md\n[a]: second.md\n"
+    links = find_links(text)
+    assert [(link.source, link.target) for link in links] == [
+        ("[one][a]", "first.md"), ("[two][A]", "first.md"), ("[a]", "first.md")]
+    assert all(text[link.start:link.end] == link.source for link in links)
+
+
+def test_a_definition_at_the_end_of_a_file_serves_every_section() -> None:
+    """The Rust book (mdBook) writes every link as ``[text][label]`` and defines the labels
+    in a block at the end of the chapter, in another section than the links."""
+    data = (b"# Ownership\n\nSee [Data Types][dt].\n\n## Rules\n\nAs in [Chapter 8][ch8].\n\n"
+            b"## Summary\n\nDone.\n\n[dt]: ch03-02-data-types.md#data-types\n"
+            b"[ch8]: ch08-02-strings.md\n")
+    parsed = MarkdownParser().parse(data, "en/ch04.md")
+    assert [(link.source, link.target) for link in parsed.links] == [
+        ("[Data Types][dt]", "ch03-02-data-types.md"), ("[Chapter 8][ch8]", "ch08-02-strings.md")]
 
 
 def test_links_come_in_order_of_appearance() -> None:

@@ -67,7 +67,7 @@ def test_backlinks_over_mcp_follow_a_rename_and_a_delete(tmp_path, embedder, ser
     assert [(link["target"], link["path"], link["heading"]) for link in body["links"]] == [
         ("Rate limiting", "Rate limiting.md", "Quotas")]
     assert {link["source"] for link in body["backlinks"]} == {
-        "Home.md", "Rate limiting.md", "api/client.md", "api/overview.md"}
+        "Home.md", "Rate limiting.md", "api/client.md", "api/overview.md", "guides/overview.md"}
     quoted = next(link for link in body["backlinks"] if link["source"] == "Rate limiting.md")
     assert quoted["line"] and quoted["heading"] == "Backoff"
 

@@ -35,6 +35,9 @@ EXPECTED: dict[tuple[str, str, str | None, bool], tuple[str | None, str | None]]
     ("api/client.md", "overview", None, False): ("api/overview.md", None),  # beside it
     ("api/client.md", "retries", "Backoff", False): ("api/retries.md", None),
     ("guides/overview.md", "ops/runbook", None, False): ("ops/runbook.md", None),
+    # reference links, their labels defined at the end of the note
+    ("guides/overview.md", "../ops/runbook.md", "restore", False): ("ops/runbook.md", None),
+    ("guides/overview.md", "../api/retries.md", None, False): ("api/retries.md", None),
     ("ops/My Note.md", "../Home.md", None, False): ("Home.md", None),
     ("ops/My Note.md", "../Rate limiting.md", "quotas", False): ("Rate limiting.md", None),
     ("projects/alpha/plan.md", "../../ops/runbook.md", None, False): ("ops/runbook.md", None),
@@ -70,7 +73,8 @@ def test_backlinks_name_the_linking_document_heading_and_line(make_kb, vault: Pa
     back = kb.links("api/retries.md", backlinks=True)
     assert [(b.source_path, b.anchor) for b in back] == [
         ("Home.md", "Backoff"), ("Home.md", None), ("Rate limiting.md", "Backoff"),
-        ("api/client.md", "Backoff"), ("api/overview.md", None)]
+        ("api/client.md", "Backoff"), ("api/overview.md", None),
+        ("guides/overview.md", None)]  # a reference link
     related = next(b for b in back if b.source_path == "Rate limiting.md")
     assert related.source_heading == "Quotas" or related.source_heading == "Related"
     assert related.source_line  # the linking chunk's first line, never empty
@@ -126,6 +130,30 @@ def test_an_index_from_before_links_reads_them_without_reembedding(make_kb, vaul
     conn.commit()
     conn.close()
     again = make_kb(vault)
+    summary = again.index()
+    assert (summary.chunks_embedded, summary.unchanged) == (0, 9)
+    assert _table(again) == EXPECTED
+    with again.reading() as store:
+        assert not store.links_pending()
+
+
+def test_links_read_before_reference_links_are_read_again_without_reembedding(
+        make_kb, vault: Path) -> None:
+    """An index whose links were read before groove read ``[text][label]`` (no recorded
+    links_rule) reads every document's links again on its next run, and nothing else."""
+    kb = make_kb(vault)
+    kb.index()
+    kb.close()
+    conn = sqlite3.connect(kb.db_path)
+    conn.execute("DELETE FROM links WHERE kind = 'markdown' AND target LIKE '../%' AND doc_id = "
+                 "(SELECT id FROM documents WHERE path = 'guides/overview.md')")  # as read then
+    conn.execute("DELETE FROM index_meta WHERE key = 'links_rule'")
+    conn.commit()
+    conn.close()
+    again = make_kb(vault)
+    assert ("guides/overview.md", "../api/retries.md", None, False) not in _table(again)
+    with again.reading() as store:
+        assert store.links_pending()
     summary = again.index()
     assert (summary.chunks_embedded, summary.unchanged) == (0, 9)
     assert _table(again) == EXPECTED

@@ -326,8 +326,10 @@ def _links(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Findi
     from groove.parsers import get_parser_for
 
     if store.links_pending():
-        return [Finding("links", "the index was built before groove stored links: no link or "
-                        "backlink is known yet", f"{FIX_INDEX} (reads them without re-embedding)")]
+        return [Finding("links", "the index's links are still to be read (it was built before "
+                        "groove stored links, or before it read reference links): links and "
+                        "backlinks are not all known yet",
+                        f"{FIX_INDEX} (reads them without re-embedding)")]
     enabled = kb.config.parsers.enabled
 
     def attachment(target: str) -> bool:  # an image or other file no parser reads

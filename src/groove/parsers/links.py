@@ -9,6 +9,12 @@ What is a link here, and what is not:
   file of the knowledge base: no URL scheme (``https:``, ``mailto:``…), not a
   bare ``#anchor`` of the same document; the destination may be written
   ``<with spaces.md>`` and is percent-decoded (``My%20Note.md``);
+* reference links, CommonMark's three forms: ``[text][label]``,
+  ``[label][]`` and ``[label]``, each a link only when the document defines
+  the label on a line of its own (``[label]: rel/path.md "title"``; labels
+  match case-insensitively, whitespace collapsed; the first definition of a
+  label wins; ``[^1]:`` is a footnote, not a definition). The link sits
+  where it is used; the definition line is not a link of its own;
 * nothing inside a fenced code block or an inline code span, and no link to
   the same document (``[[#heading]]``, ``[x](#anchor)``): those are not edges.
 
@@ -20,7 +26,7 @@ answer changes as documents come and go.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from urllib.parse import unquote
 
 from groove.models import Link
@@ -37,23 +43,56 @@ _MD_LINK = re.compile(
     r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*"
     r"(<[^<>\n]*>|(?:[^\s()<>]|\([^\s()]*\))+)"
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)")
+#: ``[text][label]``, ``[label][]`` or ``[label]``: the text as in an inline link,
+#: then an optional second bracket holding the label.
+_REF_LINK = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\](?:\[([^\[\]\n]*)\])?")
+#: ``[label]: destination "title"`` on a line of its own, indented at most three spaces.
+_DEFINITION = re.compile(
+    r"^ {0,3}\[(?!\^)([^\[\]\n]+)\]:[ \t]*(<[^<>\n]*>|\S+)"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*$", re.MULTILINE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _BACKTICKS = re.compile(r"`+")
 
 
-def find_links(text: str) -> list[Link]:
+def find_links(text: str, definitions: Mapping[str, str] | None = None) -> list[Link]:
     """Every wikilink and local Markdown link of ``text``, in order of appearance.
 
     ``text[link.start:link.end]`` is the link as written (``link.source``).
     Fenced code blocks and inline code spans are skipped (CommonMark's
     rules: a fence closes with a run of the same character at least as long;
     a code span with the next run of exactly as many backticks).
+    ``definitions``: the reference labels of the whole document
+    (:func:`link_definitions`) when ``text`` is one of its sections; by
+    default those of ``text`` itself.
     """
+    prose = list(_prose_ranges(text))
+    if definitions is None:
+        definitions = _definitions(text, prose)
     links: list[Link] = []
-    for start, end in _prose_ranges(text):
+    for start, end in prose:
         for offset, piece in _outside_code_spans(text[start:end]):
-            links.extend(_links_in(piece, start + offset))
+            links.extend(_links_in(piece, start + offset, definitions))
     return links
+
+
+def _label(label: str) -> str:
+    """A reference label as CommonMark matches it: case-folded, inner whitespace collapsed."""
+    return " ".join(label.split()).casefold()
+
+
+def link_definitions(text: str) -> dict[str, str]:
+    """``{label: destination}`` of a document's link reference definitions (a definition
+    at the end of a file serves the links of every section)."""
+    return _definitions(text, list(_prose_ranges(text)))
+
+
+def _definitions(text: str, prose: list[tuple[int, int]]) -> dict[str, str]:
+    """``{label: destination}`` of the link reference definitions outside fenced code."""
+    found: dict[str, str] = {}
+    for start, end in prose:
+        for match in _DEFINITION.finditer(text, start, end):
+            found.setdefault(_label(match.group(1)), match.group(2))
+    return found
 
 
 def _prose_ranges(text: str) -> Iterator[tuple[int, int]]:
@@ -101,21 +140,38 @@ def _outside_code_spans(text: str) -> Iterator[tuple[int, str]]:
     yield position, text[position:]
 
 
-def _links_in(text: str, base: int) -> Iterator[Link]:
-    """Wikilinks, then Markdown links outside them, in order of position."""
+def _links_in(text: str, base: int, definitions: Mapping[str, str]) -> Iterator[Link]:
+    """Wikilinks, then inline Markdown links, then reference links, each outside the ones
+    before it (and outside definition lines), in order of position."""
     found: list[Link] = []
     taken: list[tuple[int, int]] = []
+
+    def free(span: tuple[int, int]) -> bool:
+        return not any(s < span[1] and span[0] < e for s, e in taken)
+
     for match in _WIKILINK.finditer(text):
         taken.append(match.span())
         link = _wikilink(match, base)
         if link is not None:
             found.append(link)
     for match in _MD_LINK.finditer(text):
-        if any(s < match.end() and match.start() < e for s, e in taken):
+        if not free(match.span()):
             continue
+        taken.append(match.span())
         link = _markdown_link(match, base)
         if link is not None:
             found.append(link)
+    if definitions:
+        taken.extend(m.span() for m in _DEFINITION.finditer(text))
+        for match in _REF_LINK.finditer(text):
+            label = match.group(3) or match.group(2)  # [text][label], or [label][] / [label]
+            destination = definitions.get(_label(label))
+            if destination is None or not free(match.span()):
+                continue
+            link = _local_link(destination, base + match.start(), match.group(0),
+                               match.group(2), bool(match.group(1)))
+            if link is not None:
+                found.append(link)
     found.sort(key=lambda link: link.start)
     yield from found
 
@@ -133,7 +189,14 @@ def _wikilink(match: re.Match[str], base: int) -> Link | None:
 
 
 def _markdown_link(match: re.Match[str], base: int) -> Link | None:
-    destination = match.group(3)
+    return _local_link(match.group(3), base + match.start(), match.group(0), match.group(2),
+                       bool(match.group(1)))
+
+
+def _local_link(destination: str, start: int, source: str, text: str,
+                embed: bool) -> Link | None:
+    """A Markdown link (inline or by reference) written at ``start`` as ``source``, when its
+    destination names a file of the knowledge base; None for a URL or a same-page anchor."""
     if destination.startswith("<"):
         destination = destination[1:-1]
     destination = destination.strip()
@@ -143,10 +206,9 @@ def _markdown_link(match: re.Match[str], base: int) -> Link | None:
     path = unquote(path).strip()
     if not path:  # [x](#anchor): the same document
         return None
-    return Link(start=base + match.start(), end=base + match.end(), source=match.group(0),
-                kind=MARKDOWN, target=path,
+    return Link(start=start, end=start + len(source), source=source, kind=MARKDOWN, target=path,
                 anchor=unquote(anchor).strip() or None if hashed else None,
-                label=match.group(2).strip() or None, embed=bool(match.group(1)))
+                label=text.strip() or None, embed=embed)
 
 
 def frontmatter_aliases(metadata: dict[str, object]) -> tuple[str, ...]:

@@ -58,7 +58,13 @@ class MarkdownParser(Parser):
         if split.problem is not None:
             fields.tags.append(FRONTMATTER_UNPARSED_TAG)
         category, topic = path_category_topic(rel_path)
-        from groove.parsers.links import find_links, frontmatter_aliases  # it reads our fences
+        from groove.parsers.links import (  # it reads our fences
+            find_links,
+            frontmatter_aliases,
+            link_definitions,
+        )
+
+        definitions = link_definitions(split.body)
 
         return ParsedDocument(
             title=fields.title or _first_h1(sections) or title_from_filename(rel_path),
@@ -70,7 +76,8 @@ class MarkdownParser(Parser):
             category=fields.category or category,
             topic=fields.topic or topic,
             warnings=warnings,
-            links=[link for section in sections for link in find_links(section.body)],
+            links=[link for section in sections
+                   for link in find_links(section.body, definitions)],
             aliases=frontmatter_aliases(split.mapping),
             line_text=split.body,
             # the body is the text's last lines: it starts after the frontmatter's

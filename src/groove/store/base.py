@@ -352,7 +352,8 @@ class Store(ABC):
 
     # --- links (store/links.py) ---------------------------------------------------
     def links_pending(self) -> bool:
-        """Whether documents indexed before links were stored still need theirs read."""
+        """Whether documents still need their links read: indexed before links were stored,
+        or under another link syntax than :data:`groove.models.LINK_RULE`."""
         return False
 
     def write_document_links(self, links_by_path: dict[str, tuple[

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from groove.models import Link, LinkRow
+from groove.models import LINK_RULE, Link, LinkRow
 from groove.store.links import (
     mark_unsettled,
     names_of,
@@ -55,7 +55,8 @@ class Links(StoreCore):
     # --- links (store/links.py) ---------------------------------------------------
     def links_pending(self) -> bool:
         with self._errors("reading index_meta"):
-            return self._meta_values().get("links_pending") == "1"
+            values = self._meta_values()
+            return values.get("links_pending") == "1" or values.get("links_rule") != LINK_RULE
 
     def write_document_links(self, links_by_path: dict[str, tuple[
             tuple[tuple[int, Link], ...], tuple[str, ...]]]) -> None:
@@ -87,9 +88,12 @@ class Links(StoreCore):
             settle(conn)
 
     def mark_links_read(self) -> None:
-        """Every document's links are stored (the end of the run that read them)."""
+        """Every document's links are stored, under :data:`LINK_RULE` (the end of the run
+        that read them)."""
         with self._errors("writing index_meta"), self._transaction() as conn:
             conn.execute("DELETE FROM index_meta WHERE key = 'links_pending'")
+            conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('links_rule', ?)",
+                         (LINK_RULE,))
 
     _LINK_SELECT = (
         "SELECT s.path, c.heading, substr(c.content, 1, 1000), l.target, t.path, l.anchor,"

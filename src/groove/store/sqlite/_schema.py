@@ -14,7 +14,7 @@ from typing import Self
 
 from groove._logging import note
 from groove.errors import GrooveError, IndexMismatchError, NoIndexError
-from groove.models import CHUNK_POLICY, LEGACY_CHUNK_POLICY, passage_tokens
+from groove.models import CHUNK_POLICY, LEGACY_CHUNK_POLICY, LINK_RULE, passage_tokens
 from groove.store.base import SCHEMA_VERSION
 from groove.store.files import check_regular
 from groove.store.links import LINK_TABLES
@@ -368,6 +368,7 @@ class Opening(StoreCore):
                     ("context_mode", "off"),
                     *_fulltext_meta(),
                     ("chunk_policy", CHUNK_POLICY),
+                    ("links_rule", LINK_RULE),
                 ],
             )
             _add_counters(self._conn)  # the same step an older file migrates through
