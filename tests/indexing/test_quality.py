@@ -96,6 +96,20 @@ def test_a_body_of_anchors_images_and_rules_has_no_words_of_its_own(body: str) -
     assert is_link_or_metadata_only(body)
 
 
+@pytest.mark.parametrize(("body", "links_only"), [
+    ("- [Error handling][errors] - what a Result is", True),
+    ("- [tokio][]\n- [Ownership][own]", True),
+    ("- [ ] buy milk\n- [x] return the books", False),  # a task list, not links
+    ("- [Error handling][errors] explains why every fallible call in this crate returns "
+     "a Result rather than panicking, with examples", False),  # a note long enough is prose
+])
+def test_a_list_of_reference_links_is_links_only_and_a_task_list_is_not(body: str,
+                                                                        links_only: bool) -> None:
+    from groove.indexing.quality import is_link_or_metadata_only
+
+    assert is_link_or_metadata_only(body) is links_only
+
+
 @pytest.mark.parametrize("body", ["A <b>bold</b> claim about slices.", "x < y and y > z means less",
                                   "| a | b |\n|---|---|\n| 1 | 2 |"])
 def test_words_around_markup_are_still_words(body: str) -> None:
@@ -137,12 +151,34 @@ LINKED_NOTES = {
 }
 
 
+#: The same "See also" written with reference links, defined at the end of the note.
+REFERENCE_SEE_ALSO = """
+        # Rust
+
+        Notes on the Rust language, kept while building the crawler.
+
+        ## See also
+
+        - [Error handling][errors] - [Async runtime][tokio]
+        - [tokio][]
+        - [Ownership rules][own]
+
+        [errors]: rust-errors.md
+        [tokio]: tokio.md "Tokio"
+        [own]: ownership.md
+        """
+
+
+@pytest.mark.parametrize("links", ["inline", "reference"])
 @pytest.mark.parametrize("query", ["rust、tokio", "tokio runtime", "rust error handling"])
 def test_a_section_of_links_does_not_outrank_the_notes_it_links(tmp_path, write_files,
-                                                                 make_kb, query) -> None:
+                                                                 make_kb, query, links) -> None:
     from groove.search.request import SearchRequest
 
-    kb = make_kb(write_files(tmp_path / "kb", LINKED_NOTES))
+    notes = dict(LINKED_NOTES)
+    if links == "reference":
+        notes["rust/index.md"] = REFERENCE_SEE_ALSO
+    kb = make_kb(write_files(tmp_path / "kb", notes))
     kb.index()
     hits = kb.search(SearchRequest(query=query, limit=5)).results
     assert hits and hits[0].path != "rust/index.md", [(h.path, h.heading) for h in hits]

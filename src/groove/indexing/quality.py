@@ -139,11 +139,13 @@ def _is_metadata_line(line: str) -> bool:
     return _is_bare_line(value) or len(_link_texts(value)) <= METADATA_VALUE_MAX_CHARS
 
 
-#: A list item that starts with a reference: ``- [text](url)``, ``- <url>``, ``- https://...``
-#: or ``- `docs/x.md```; the rest of the line is its note.
+#: A list item that starts with a reference: ``- [text](url)``, ``- [text][label]``,
+#: ``- [label][]``, ``- <url>``, ``- https://...`` or ``- `docs/x.md```; the rest of the
+#: line is its note. A lone ``[label]`` is not one: ``- [ ] buy milk`` is a task.
 _LIST_MARKER = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])\s+")
 _REFERENCE = re.compile(
-    r"^(?:!?\[\[(?:[^\]|]*\|)?(?P<wiki>[^\]]*)\]\]|!?\[(?P<text>[^\]]*)\]\([^)]*\)"
+    r"^(?:!?\[\[(?:[^\]|]*\|)?(?P<wiki>[^\]]*)\]\]"
+    r"|!?\[(?P<text>[^\]]*)\](?:\([^)]*\)|\[[^\]\n]*\])"
     r"|<[^>\s]+>|(?:https?|ftp|mailto):\S+"
     r"|`(?P<code>[^`\s]*[/.][^`\s]*)`)")
 _NOTE_SEPARATOR = re.compile(r"^\s*(?:[—–:：|]|--?|\(|（)?\s*")
