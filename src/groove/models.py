@@ -141,10 +141,11 @@ COARSE = "coarse"
 #: every line of every file reaches a chunk. An index recording anything else
 #: ("legacy") was written by a groove that dropped the tail of long files.
 CHUNK_POLICY = "whole-file"
-#: The link syntax an index's stored links were read under ("2": wikilinks, inline and
-#: reference Markdown links). An index that records another, or none, reads every
-#: Markdown document's links again on its next run, touching no chunk or vector.
-LINK_RULE = "2"
+#: The link rule an index's stored links were read under ("3": wikilinks, inline and
+#: reference Markdown links, a Markdown link's ``.html`` target naming the ``.md`` page).
+#: An index that records another, or none, reads every Markdown document's links again
+#: on its next run, touching no chunk or vector.
+LINK_RULE = "3"
 LEGACY_CHUNK_POLICY = "legacy"
 
 
@@ -164,6 +165,11 @@ class Section:
     ancestry: tuple[str, ...] = ()
 
 
+#: :attr:`Link.kind`: ``[[target]]``, or a Markdown link (inline or by reference).
+WIKILINK = "wikilink"
+MARKDOWN = "markdown"
+
+
 @dataclass(frozen=True)
 class Link:
     """One link as written in a document (:mod:`groove.parsers.links` finds them).
@@ -172,7 +178,7 @@ class Link:
     ``source`` is that slice (``[[api/retries#Backoff|backoff]]``). ``target``
     is what names the document, decoded and without its anchor
     (``api/retries``); ``anchor`` the heading or ``^block`` after ``#``;
-    ``kind`` "wikilink" or "markdown"; ``embed`` a ``!``-prefixed link.
+    ``kind`` :data:`WIKILINK` or :data:`MARKDOWN`; ``embed`` a ``!``-prefixed link.
     """
 
     start: int

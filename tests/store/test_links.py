@@ -198,16 +198,35 @@ def test_aliases_only_for_wikilinks_and_only_when_unique() -> None:
 
 
 def test_the_key_is_the_last_segment_without_markdown_suffix() -> None:
-    assert link_key("api/Retries.md") == "retries"
-    assert link_key("../Ops/Run Book") == "run book"
-    assert link_key("img/Chart.PNG") == "chart.png"
+    assert link_key("api/Retries.md", "wikilink") == "retries"
+    assert link_key("../Ops/Run Book", "markdown") == "run book"
+    assert link_key("img/Chart.PNG", "markdown") == "chart.png"
+    assert link_key("ch08-02-strings.html", "markdown") == "ch08-02-strings"
+    assert link_key("page.html", "wikilink") == "page.html"
+
+
+@pytest.mark.parametrize(("kind", "target", "expected"), [
+    ("markdown", "ch08-02-strings.html", "en/ch08-02-strings.md"),  # mdBook's cross-links
+    ("markdown", "ch08-02-strings.htm", "en/ch08-02-strings.md"),
+    ("markdown", "../en/ch08-02-strings.html", "en/ch08-02-strings.md"),
+    ("markdown", "ch08-02-strings.md", "en/ch08-02-strings.md"),
+    ("markdown", "nowhere.html", MISSING),  # a page of another site, not guessed
+    ("markdown", "../std/option/enum.Option.html", MISSING),
+    ("wikilink", "ch08-02-strings.html", MISSING),  # a wikilink names a file as it is
+])
+def test_a_markdown_link_to_a_published_page_names_its_source(kind: str, target: str,
+                                                               expected: str) -> None:
+    docs = _docs("en/ch08-02-strings.md", "en/ch08-00-common-collections.md")
+    found, problem = resolve(kind, target, "en/ch08-00-common-collections.md", docs)
+    assert (problem if found is None else docs[found].path) == expected
 
 
 # --- kept current: incremental answers equal answers from scratch ----------------------------
 _PATHS = ["a.md", "x/a.md", "y/a.md", "x/b.md", "b.md", "y/z/c.md", "c.md", "x/Alias.md"]
 _TARGETS = [("wikilink", "a"), ("wikilink", "x/a"), ("markdown", "b.md"), ("wikilink", "C"),
             ("markdown", "../a.md"), ("wikilink", "./b"), ("wikilink", "/a"),
-            ("wikilink", "alias"), ("markdown", "y/z/c.md"), ("wikilink", "nowhere")]
+            ("wikilink", "alias"), ("markdown", "y/z/c.md"), ("wikilink", "nowhere"),
+            ("markdown", "x/b.html"), ("markdown", "../c.htm"), ("wikilink", "a.html")]
 _ALIASES = [(), ("alias",), ("Alias", "c")]
 
 

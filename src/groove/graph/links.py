@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groove.graph.params import LinksParams
-from groove.models import LinkRow
+from groove.models import WIKILINK, LinkRow
 
 if TYPE_CHECKING:
     from groove.kb import KnowledgeBase
@@ -63,7 +63,7 @@ def render_links_text(answer: dict[str, Any]) -> str:
 
 def _written(link: dict[str, Any]) -> str:
     text = link["target"] + (f"#{link['heading']}" if link["heading"] else "")
-    return ("!" if link["embed"] else "") + (f"[[{text}]]" if link["kind"] == "wikilink"
+    return ("!" if link["embed"] else "") + (f"[[{text}]]" if link["kind"] == WIKILINK
                                              else f"({text})")
 
 

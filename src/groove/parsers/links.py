@@ -29,11 +29,8 @@ import re
 from collections.abc import Iterator, Mapping
 from urllib.parse import unquote
 
-from groove.models import Link
+from groove.models import MARKDOWN, WIKILINK, Link
 from groove.parsers.fences import Fence, fence_closed, fence_opened
-
-WIKILINK = "wikilink"
-MARKDOWN = "markdown"
 
 #: ``![[target#anchor|label]]``: no brackets or line break inside.
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")

@@ -17,6 +17,12 @@ with or without its ``.md``/``.markdown``:
    (``aliases: [Rate limits]``) held by exactly one document;
 5. else it points at no document (**missing**). Nothing is guessed.
 
+A Markdown link's ``.html``/``.htm`` target is compared without that suffix,
+like ``.md``: a book's sources link to the page a static-site generator
+makes of a chapter (mdBook's ``[strings]: ch08-02-strings.html`` names
+``ch08-02-strings.md``), and no parser reads HTML, so no other document can
+be meant. A wikilink names a file as it is (``[[page.html]]`` stays missing).
+
 Keeping it current costs what changed, not the size of the index. Every
 link row carries a *key*, the last segment of its target
 (:func:`link_key`), and every document its *names* (:func:`document_names`:
@@ -50,13 +56,15 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from groove.models import Link
+from groove.models import MARKDOWN, WIKILINK, Link
 
 #: ``links.problem`` values.
 MISSING = "missing"
 AMBIGUOUS = "ambiguous"
 
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
+#: What a Markdown page is published as; a Markdown link's target is read without it.
+_PUBLISHED_SUFFIXES = (".html", ".htm")
 
 def _pair_trigger(name: str, event: str, row: str, change: str) -> str:
     """A trigger keeping ``link_pairs`` in step with one kind of change to a link row:
@@ -130,8 +138,8 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold().replace("\\", "/").strip()
 
 
-def _without_markdown_suffix(path: str) -> str:
-    for suffix in _MARKDOWN_SUFFIXES:
+def _without_markdown_suffix(path: str, suffixes: tuple[str, ...] = _MARKDOWN_SUFFIXES) -> str:
+    for suffix in suffixes:
         if path.endswith(suffix) and len(path) > len(suffix):
             return path[: -len(suffix)]
     return path
@@ -142,15 +150,19 @@ def document_form(path: str) -> str:
     return _without_markdown_suffix(fold(path))
 
 
-def target_form(target: str) -> str:
-    """A link target as compared (leading ``/``, ``./`` and ``../`` kept for the rule)."""
-    return _without_markdown_suffix(fold(target).rstrip("/"))
+def target_form(target: str, kind: str) -> str:
+    """A link target as compared (leading ``/``, ``./`` and ``../`` kept for the rule);
+    a Markdown link's also without a published page's suffix (the module's rule)."""
+    form = fold(target).rstrip("/")
+    if kind == MARKDOWN:
+        form = _without_markdown_suffix(form, _PUBLISHED_SUFFIXES)
+    return _without_markdown_suffix(form)
 
 
-def link_key(target: str) -> str:
+def link_key(target: str, kind: str) -> str:
     """The last segment of a target: a document can only be its target if one of its names
     (:func:`document_names`) is this."""
-    return target_form(target).rsplit("/", 1)[-1]
+    return target_form(target, kind).rsplit("/", 1)[-1]
 
 
 def document_names(path: str, aliases: Iterable[str]) -> set[tuple[str, bool]]:
@@ -177,7 +189,7 @@ def resolve(kind: str, target: str, source_path: str,
     ``candidates`` must hold every document one of whose names is the link's
     key (more do no harm).
     """
-    wanted = target_form(target)
+    wanted = target_form(target, kind)
     folder = posixpath.dirname(fold(source_path))
     forms = [(c, document_form(c.path)) for c in candidates]
 
@@ -198,7 +210,7 @@ def resolve(kind: str, target: str, source_path: str,
     if len(by_name) > 1:
         beside = [c for c in by_name if posixpath.dirname(fold(c.path)) == folder]
         return (beside[0].doc_id, None) if len(beside) == 1 else (None, AMBIGUOUS)
-    if kind == "wikilink" and "/" not in wanted:
+    if kind == WIKILINK and "/" not in wanted:
         named = {c.doc_id for c in candidates if fold(target) in c.aliases}
         if len(named) == 1:
             return next(iter(named)), None
@@ -240,7 +252,7 @@ def write_links(conn: sqlite3.Connection, doc_id: int,
         "INSERT INTO links(doc_id, ordinal, chunk_index, kind, embed, target, anchor, label,"
         " key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(doc_id, ordinal, chunk_index, link.kind, int(link.embed), link.target, link.anchor,
-          link.label, link_key(link.target))
+          link.label, link_key(link.target, link.kind))
          for ordinal, (chunk_index, link) in enumerate(links)])
 
 
