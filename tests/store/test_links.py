@@ -137,10 +137,12 @@ def test_an_index_from_before_links_reads_them_without_reembedding(make_kb, vaul
         assert not store.links_pending()
 
 
-def test_links_read_before_reference_links_are_read_again_without_reembedding(
-        make_kb, vault: Path) -> None:
-    """An index whose links were read before groove read ``[text][label]`` (no recorded
-    links_rule) reads every document's links again on its next run, and nothing else."""
+@pytest.mark.parametrize("recorded", [None, "2"])
+def test_links_read_under_an_older_rule_are_read_again_without_reembedding(
+        make_kb, vault: Path, recorded: str | None) -> None:
+    """An index whose links were read under an older rule (before groove read
+    ``[text][label]``: no links_rule; before ``.html`` pages: "2") reads every document's
+    links again on its next run, and nothing else."""
     kb = make_kb(vault)
     kb.index()
     kb.close()
@@ -148,6 +150,8 @@ def test_links_read_before_reference_links_are_read_again_without_reembedding(
     conn.execute("DELETE FROM links WHERE kind = 'markdown' AND target LIKE '../%' AND doc_id = "
                  "(SELECT id FROM documents WHERE path = 'guides/overview.md')")  # as read then
     conn.execute("DELETE FROM index_meta WHERE key = 'links_rule'")
+    if recorded is not None:
+        conn.execute("INSERT INTO index_meta(key, value) VALUES ('links_rule', ?)", (recorded,))
     conn.commit()
     conn.close()
     again = make_kb(vault)
