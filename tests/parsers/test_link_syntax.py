@@ -149,10 +149,12 @@ def test_links_are_found_outside_code_only(document: tuple[str, list[str]]) -> N
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(st.sampled_from("[]()!#|<>`~ \nab.%2/^"), max_size=80))
-def test_every_link_lies_at_its_offsets(text: str) -> None:
+@given(st.text(st.sampled_from("[]()!#|<>`~ \nab.%2/^:"), max_size=80), st.booleans())
+def test_every_link_lies_at_its_offsets(text: str, defined: bool) -> None:
     """Whatever the text, every link reported is the text at its offsets, in order, and
-    no two overlap."""
+    no two overlap (reference links included: ``defined`` adds label definitions)."""
+    if defined:
+        text += "\n[a]: a.md\n[b]: <b b.md>\n[ab]: a/b.md#x\n"
     found = find_links(text)
     end = 0
     for link in found:
