@@ -479,13 +479,43 @@ _PIECES = st.lists(st.sampled_from(["A real paragraph about slices.", '<a id="sl
 
 
 @given(_PIECES)
-def test_a_wordless_piece_of_a_split_section_never_stands_alone(pieces: list[str]) -> None:
+def test_a_wordless_piece_stands_alone_only_between_wordless_ones(pieces: list[str]) -> None:
+    """Nothing is lost and the order is kept; a wordless piece joins a neighbour with words
+    when it has one; wordless pieces never join each other, so a piece with words takes
+    at most one on each side and a run of them (a long list of links) stays in pieces."""
     from groove.indexing.chunking import STUB_JOINER, fold_wordless_pieces
 
     folded = fold_wordless_pieces(pieces)
     assert STUB_JOINER.join(folded) == STUB_JOINER.join(pieces)  # nothing lost, order kept
-    if any(not is_link_or_metadata_only(p) for p in pieces):
+    words = [not is_link_or_metadata_only(p) for p in pieces]
+    alone = set(folded)
+    for i, piece in enumerate(pieces):
+        if not words[i] and piece in alone:  # standing alone (pieces repeat: any copy)
+            has_word_neighbour = (i > 0 and words[i - 1]) or (i + 1 < len(pieces)
+                                                             and words[i + 1])
+            assert not has_word_neighbour or pieces.count(piece) > 1
+    # each folded piece: one wordless piece alone, or one with words and at most one each side
+    at = 0
+    for piece in folded:
+        n = next(k for k in range(1, 4)
+                 if STUB_JOINER.join(pieces[at:at + k]) == piece)
+        held = words[at:at + n]
+        assert held == [False] or sum(held) == 1, (pieces[at:at + n], held)
+        at += n
+    assert at == len(pieces)
+    if all(words[i] or (i > 0 and words[i - 1]) or (i + 1 < len(pieces) and words[i + 1])
+           for i in range(len(pieces))):  # no two wordless pieces in a row: none alone
         assert all(not is_link_or_metadata_only(p) for p in folded)
+
+
+def test_a_section_that_is_a_long_list_of_links_stays_within_the_budget() -> None:
+    """A generated index page (every line a link) is split into pieces near the budget,
+    not folded into one chunk of all of them; every line is kept."""
+    lines = [f"- [[note-{i}]] and [n{i}](notes/note-{i}.md)" for i in range(400)]
+    chunks = chunks_of("# All notes\n\n" + "\n".join(lines), max_tokens=64, fold=True)
+    assert len(chunks) > 10
+    assert max(c.token_count or len(c.content) for c in chunks) <= 3 * 64
+    assert "\n".join(c.content for c in chunks).count("[[note-") == 400
 
 
 def test_a_list_of_wikilinks_is_a_stub_and_folds_like_markdown_links():
@@ -516,3 +546,27 @@ def test_links_are_placed_in_the_chunk_that_holds_them():
     placed = place_links(links, ["intro", "see [[a]] here", "[b](b.md) and [[a]]"])
     assert [(i, link.target) for i, link in placed] == [(1, "a"), (2, "b.md"), (2, "a")]
     assert place_links(links, []) == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["[[a]]", "[[b]]", "[x](a.md)", "[[a|x]]"]),
+                          st.sampled_from([" ", " text ", "\n\n", " [[a"]), st.booleans()),
+                min_size=1, max_size=30))
+def test_each_link_is_placed_in_the_chunk_that_holds_it_even_when_repeated(pieces) -> None:
+    """Cut a text of links (the same one often repeated) into consecutive chunks anywhere
+    but inside a link: every link is placed in the chunk holding its offset."""
+    from groove.indexing.chunking import place_links
+    from groove.parsers.links import find_links
+
+    text, cuts = "", []
+    for link, filler, cut in pieces:
+        text += link + filler
+        if cut:
+            cuts.append(len(text))
+    bounds = [0, *sorted(set(cuts) - {0, len(text)}), len(text)]
+    contents = [text[s:e] for s, e in zip(bounds, bounds[1:], strict=False)]
+    links = find_links(text)
+    placed = place_links(links, contents)
+    assert [i for i, _ in placed] == [
+        next(i for i in range(len(contents)) if bounds[i] <= link.start < bounds[i + 1])
+        for link in links]

@@ -209,17 +209,20 @@ def place_links(links: Sequence[Link], contents: Sequence[str]) -> tuple[tuple[i
 
     Chunks keep the document's order (a folded stub joins its neighbour, a
     split section stays in sequence), so the search walks forward: a link is
-    in the first chunk, from the previous link's on, whose text holds it. One
-    that no chunk holds whole (cut by a character split, or in an excluded
+    in the first chunk, from the previous link's end on, whose text holds it.
+    One that no chunk holds whole (cut by a character split, or in an excluded
     section) stays with the previous link's chunk. A document without chunks
-    has no links to place.
+    has no links to place. Each chunk is read from where the previous link
+    ended, so a page of thousands of links costs its length, not its square.
     """
     placed: list[tuple[int, Link]] = []
-    at = 0
+    at = position = 0
     for link in links:
-        found = next((i for i in range(at, len(contents)) if link.source in contents[i]), None)
-        if found is not None:
-            at = found
+        for i in range(at, len(contents)):
+            found = contents[i].find(link.source, position if i == at else 0)
+            if found >= 0:
+                at, position = i, found + len(link.source)
+                break
         if contents:
             placed.append((at, link))
     return tuple(placed)
@@ -227,14 +230,24 @@ def place_links(links: Sequence[Link], contents: Sequence[str]) -> tuple[tuple[i
 
 def fold_wordless_pieces(pieces: list[str]) -> list[str]:
     """``pieces`` with each piece that has no words of its own (an HTML anchor, an image, a
-    rule: :func:`is_link_or_metadata_only`) joined to the piece before it (the first to the
-    one after), so a long section's split never leaves one standing alone to rank."""
+    rule, a list of links: :func:`is_link_or_metadata_only`) joined to a neighbour that
+    has words: the one before it, else the one after. So a long section's split never
+    leaves an anchor standing alone to rank, and a wordless piece stands alone only
+    between wordless ones. Wordless pieces never join each other, and a piece with words
+    takes at most one on each side: a section that is mostly links (a generated index of
+    a thousand notes) stays in pieces near the budget, not one chunk of all of them.
+    """
+    words = [not is_link_or_metadata_only(piece) for piece in pieces]
     out: list[str] = []
-    for piece in pieces:
-        if out and is_link_or_metadata_only(piece):
+    waiting: str | None = None  # a wordless piece that joins the next one
+    for i, piece in enumerate(pieces):
+        if words[i]:
+            out.append(piece if waiting is None else STUB_JOINER.join([waiting, piece]))
+            waiting = None
+        elif i > 0 and words[i - 1]:
             out[-1] = STUB_JOINER.join([out[-1], piece])
-        elif len(out) == 1 and is_link_or_metadata_only(out[0]):
-            out[0] = STUB_JOINER.join([out[0], piece])
+        elif i + 1 < len(pieces) and words[i + 1]:
+            waiting = piece
         else:
             out.append(piece)
     return out

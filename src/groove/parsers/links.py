@@ -139,27 +139,35 @@ def _outside_code_spans(text: str) -> Iterator[tuple[int, str]]:
 
 def _links_in(text: str, base: int, definitions: Mapping[str, str]) -> Iterator[Link]:
     """Wikilinks, then inline Markdown links, then reference links, each outside the ones
-    before it (and outside definition lines), in order of position."""
+    before it (and outside definition lines), in order of position.
+
+    What is taken is a mask of the text's positions, so the cost grows with the text,
+    not with the square of its links (a generated index page holds thousands).
+    """
     found: list[Link] = []
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))
+
+    def take(span: tuple[int, int]) -> None:
+        taken[span[0]:span[1]] = b"\x01" * (span[1] - span[0])
 
     def free(span: tuple[int, int]) -> bool:
-        return not any(s < span[1] and span[0] < e for s, e in taken)
+        return taken.find(1, span[0], span[1]) < 0
 
     for match in _WIKILINK.finditer(text):
-        taken.append(match.span())
+        take(match.span())
         link = _wikilink(match, base)
         if link is not None:
             found.append(link)
     for match in _MD_LINK.finditer(text):
         if not free(match.span()):
             continue
-        taken.append(match.span())
+        take(match.span())
         link = _markdown_link(match, base)
         if link is not None:
             found.append(link)
     if definitions:
-        taken.extend(m.span() for m in _DEFINITION.finditer(text))
+        for match in _DEFINITION.finditer(text):
+            take(match.span())
         for match in _REF_LINK.finditer(text):
             label = match.group(3) or match.group(2)  # [text][label], or [label][] / [label]
             destination = definitions.get(_label(label))
