@@ -144,6 +144,8 @@ def _links_in(text: str, base: int, definitions: Mapping[str, str]) -> Iterator[
     What is taken is a mask of the text's positions, so the cost grows with the text,
     not with the square of its links (a generated index page holds thousands).
     """
+    if "[" not in text:  # every link opens with one; most runs of prose hold none
+        return
     found: list[Link] = []
     taken = bytearray(len(text))
 
