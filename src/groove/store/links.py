@@ -138,7 +138,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold().replace("\\", "/").strip()
 
 
-def _without_markdown_suffix(path: str, suffixes: tuple[str, ...] = _MARKDOWN_SUFFIXES) -> str:
+def _without_suffix(path: str, suffixes: tuple[str, ...] = _MARKDOWN_SUFFIXES) -> str:
     for suffix in suffixes:
         if path.endswith(suffix) and len(path) > len(suffix):
             return path[: -len(suffix)]
@@ -147,7 +147,7 @@ def _without_markdown_suffix(path: str, suffixes: tuple[str, ...] = _MARKDOWN_SU
 
 def document_form(path: str) -> str:
     """A document's path as targets are compared with it (Markdown without its suffix)."""
-    return _without_markdown_suffix(fold(path))
+    return _without_suffix(fold(path))
 
 
 def target_form(target: str, kind: str) -> str:
@@ -155,8 +155,8 @@ def target_form(target: str, kind: str) -> str:
     a Markdown link's also without a published page's suffix (the module's rule)."""
     form = fold(target).rstrip("/")
     if kind == MARKDOWN:
-        form = _without_markdown_suffix(form, _PUBLISHED_SUFFIXES)
-    return _without_markdown_suffix(form)
+        form = _without_suffix(form, _PUBLISHED_SUFFIXES)
+    return _without_suffix(form)
 
 
 def link_key(target: str, kind: str) -> str:
