@@ -211,3 +211,29 @@ def test_a_line_is_bare_exactly_when_every_pattern_tried_says_so(line):
     from groove.indexing.quality import _is_bare_line
 
     assert _is_bare_line(line) == _bare_line_trying_every_pattern(line)
+
+
+# --- hostile lines: the patterns answer as they were written first, without the blow-up --------
+#: The first spellings of the rule and heading patterns: ``\s*`` runs that a long run of
+#: blanks could be cut between in every way (benchmarks/hostile_input.py measures it).
+_RULE_AS_FIRST_WRITTEN = r"^\s*(?:[-*_=]\s*){3,}$|^\s*\|?(?:\s*:?-+:?\s*\|)+\s*:?-*:?\s*$"
+
+
+@given(st.text(st.sampled_from(" \t-*_=|:x"), max_size=30))
+def test_the_rule_pattern_answers_as_first_written(line: str) -> None:
+    """Possessive blanks in the horizontal-rule / table-delimiter pattern change no answer."""
+    import re
+
+    from groove.indexing.quality import _RULE
+
+    assert bool(_RULE.match(line)) == bool(re.match(_RULE_AS_FIRST_WRITTEN, line))
+
+
+@pytest.mark.parametrize("line", ["[" * 5000, "![" * 3000, "<" * 5000, "<!--" * 2000,
+                                  "*_" * 3000 + "text", " " * 5000 + "x", "[x](" * 2000])
+def test_a_hostile_line_gets_the_verdict_of_its_words(line: str) -> None:
+    """Lines that once cost the square of their length (minutes at 16 KB) are read like any
+    line: one of markup alone is bare, one ending in a word is not."""
+    from groove.indexing.quality import is_link_or_metadata_only
+
+    assert is_link_or_metadata_only(line) is (not any(ch.isalnum() for ch in line))

@@ -341,3 +341,15 @@ def test_frontmatter_reads_the_same_as_pyyaml_safe_load(block):
     except yaml.YAMLError:
         got = "error"
     assert repr(got) == repr(want)
+
+
+@given(st.text(st.sampled_from(" \t#x"), max_size=30))
+def test_closing_hashes_are_cut_as_first_written(heading: str) -> None:
+    """The closing-hashes pattern starts a run of blanks only where the run starts (a search
+    from every blank of a long run cost its square) and cuts exactly what it cut before."""
+    import re
+
+    from groove.parsers.markdown import _CLOSING_HASHES
+
+    first_written = re.compile(r"(?:^|[ \t]+)#+$")
+    assert _CLOSING_HASHES.sub("", heading) == first_written.sub("", heading)

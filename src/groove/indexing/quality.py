@@ -76,7 +76,11 @@ def is_boilerplate(content: str) -> bool:
 
 #: A Markdown link or image, or a wikilink or embed (``[[target#heading|label]]``); the
 #: group ``text`` is what a reader sees of it.
-_MD_LINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?(?P<wiki>[^\]]*)\]\]|!?\[(?P<text>[^\]]*)\]\([^)]*\)")
+#: No part of a link crosses the next ``[`` (or ``(`` in the destination): a line of
+#: ``[[[[…`` fails at each opening at once instead of scanning the rest of the line from
+#: every one of them, a cost that grew with the square of the line.
+_MD_LINK = re.compile(
+    r"!?\[\[(?:[^\[\]|\n]*\|)?(?P<wiki>[^\[\]\n]*)\]\]|!?\[(?P<text>[^\[\]\n]*)\]\([^()\n]*\)")
 
 
 def _link_texts(text: str) -> str:
@@ -84,7 +88,7 @@ def _link_texts(text: str) -> str:
     return _MD_LINK.sub(lambda m: m.group("wiki") or m.group("text") or "", text)
 
 
-_URL = re.compile(r"<?(?:https?|ftp|mailto):[^\s>]*>?|<[^>\s]+>")
+_URL = re.compile(r"<?(?:https?|ftp|mailto):[^\s>]*>?|<[^<>\s]+>")
 _DATE = re.compile(
     r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?(?:[T ]\d{1,2}:\d{2}(?::\d{2})?Z?)?"
     r"|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日"
@@ -93,11 +97,16 @@ _DATE = re.compile(
 _LINE_MARKUP = re.compile(r"^[\s>*+\-#|]*(?:\d+[.)]\s+)?")
 #: An HTML tag (``<a id="slices"></a>``, ``<br/>``, ``<img src=...>``) or comment: markup,
 #: not words, so a line of anchors reads as bare as a line of links.
-_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+_HTML_TAG = re.compile(r"<!--(?:[^<\n]|<(?!!--))*?-->|</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
 #: A horizontal rule or a table's delimiter row: ``---``, ``***``, ``___``, ``|:--|--:|``.
-_RULE = re.compile(r"^\s*(?:[-*_=]\s*){3,}$|^\s*\|?(?:\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
-#: ``label: value`` with a short label (at most 4 words or 12 CJK characters).
-_METADATA_LINE = re.compile(r"^[*_]*[^\s:：][^:：]{0,30}?[*_]*\s*[:：]\s*(?P<value>.*)$")
+#: Possessive runs of space (``\s*+``): a long run of spaces is not cut in every way
+#: between the patterns' neighbouring ``\s*`` before the line is given up.
+_RULE = re.compile(r"^\s*+(?:[-*_=]\s*+){3,}$|^\s*+\|?(?:\s*+:?-++:?\s*+\|)+\s*+:?-*+:?\s*$")
+#: ``label: value`` with a short label (at most 4 words or 12 CJK characters). The label
+#: starts after the emphasis, with a character that cannot be emphasis: otherwise a long
+#: run of ``*_*_…`` could be cut between the two in as many ways as it is long, and
+#: matching it took minutes.
+_METADATA_LINE = re.compile(r"^[*_]*[^\s:：*_][^:：]{0,30}?[*_]*\s*[:：]\s*(?P<value>.*)$")
 METADATA_VALUE_MAX_CHARS = 40
 
 
