@@ -100,6 +100,8 @@ def test_a_body_of_anchors_images_and_rules_has_no_words_of_its_own(body: str) -
     ("- [Error handling][errors] - what a Result is", True),
     ("- [tokio][]\n- [Ownership][own]", True),
     ("- [ ] buy milk\n- [x] return the books", False),  # a task list, not links
+    ("- [Rust](https://en.wikipedia.org/wiki/Rust_(programming_language)) - the language",
+     True),  # balanced parentheses in a destination
     ("- [Error handling][errors] explains why every fallible call in this crate returns "
      "a Result rather than panicking, with examples", False),  # a note long enough is prose
 ])

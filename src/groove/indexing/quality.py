@@ -76,11 +76,13 @@ def is_boilerplate(content: str) -> bool:
 
 #: A Markdown link or image, or a wikilink or embed (``[[target#heading|label]]``); the
 #: group ``text`` is what a reader sees of it.
-#: No part of a link crosses the next ``[`` (or ``(`` in the destination): a line of
-#: ``[[[[…`` fails at each opening at once instead of scanning the rest of the line from
-#: every one of them, a cost that grew with the square of the line.
+#: No part of a link crosses the next ``[``, and a destination holds at most balanced
+#: ``(…)`` (``wiki/Rust_(language)``): a line of ``[[[[…`` or ``[x](`` fails at each
+#: opening at once instead of scanning the rest of the line from every one of them, a
+#: cost that grew with the square of the line.
 _MD_LINK = re.compile(
-    r"!?\[\[(?:[^\[\]|\n]*\|)?(?P<wiki>[^\[\]\n]*)\]\]|!?\[(?P<text>[^\[\]\n]*)\]\([^()\n]*\)")
+    r"!?\[\[(?:[^\[\]|\n]*\|)?(?P<wiki>[^\[\]\n]*)\]\]"
+    r"|!?\[(?P<text>[^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 
 
 def _link_texts(text: str) -> str:
