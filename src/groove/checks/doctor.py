@@ -324,17 +324,18 @@ def _links(kb: KnowledgeBase, store: Store, facts: dict[str, Any]) -> list[Findi
     """Links that point at no document (never guessed at indexing: docs/indexing.md,
     "Links"), and an index whose links the next run still has to read."""
     from groove.parsers import get_parser_for
+    from groove.store.links import MARKDOWN_SUFFIXES
 
     if store.links_pending():
         return [Finding("links", "the index's links are still to be read (it was built before "
-                        "groove stored links, or before it read reference links): links and "
+                        "groove stored links, or read them under an older rule): links and "
                         "backlinks are not all known yet",
                         f"{FIX_INDEX} (reads them without re-embedding)")]
     enabled = kb.config.parsers.enabled
 
     def attachment(target: str) -> bool:  # an image or other file no parser reads
         suffix = PurePosixPath(target).suffix
-        return (suffix[1:].isalnum() and suffix.lower() not in (".md", ".markdown")
+        return (suffix[1:].isalnum() and suffix.lower() not in MARKDOWN_SUFFIXES
                 and get_parser_for("x" + suffix.lower(), enabled) is None)
 
     broken = [link for link in store.unresolved_links() if not attachment(link.target)]

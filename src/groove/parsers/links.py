@@ -79,8 +79,9 @@ def _label(label: str) -> str:
 
 def link_definitions(text: str) -> dict[str, str]:
     """``{label: destination}`` of a document's link reference definitions (a definition
-    at the end of a file serves the links of every section)."""
-    return _definitions(text, list(_prose_ranges(text)))
+    at the end of a file serves the links of every section). A text without ``]:`` has
+    none, and most have none: their lines are not walked for fences a second time."""
+    return _definitions(text, list(_prose_ranges(text))) if "]:" in text else {}
 
 
 def _definitions(text: str, prose: list[tuple[int, int]]) -> dict[str, str]:

@@ -352,8 +352,8 @@ class Store(ABC):
 
     # --- links (store/links.py) ---------------------------------------------------
     def links_pending(self) -> bool:
-        """Whether documents still need their links read: indexed before links were stored,
-        or under another link syntax than :data:`groove.models.LINK_RULE`."""
+        """Whether documents still need their links read: the index records no link rule
+        (built before links were stored) or another one than :data:`groove.models.LINK_RULE`."""
         return False
 
     def write_document_links(self, links_by_path: dict[str, tuple[

@@ -62,7 +62,8 @@ from groove.models import MARKDOWN, WIKILINK, Link
 MISSING = "missing"
 AMBIGUOUS = "ambiguous"
 
-_MARKDOWN_SUFFIXES = (".md", ".markdown")
+#: What a Markdown document's file name ends with; a target is compared without it.
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 #: What a Markdown page is published as; a Markdown link's target is read without it.
 _PUBLISHED_SUFFIXES = (".html", ".htm")
 
@@ -138,7 +139,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold().replace("\\", "/").strip()
 
 
-def _without_suffix(path: str, suffixes: tuple[str, ...] = _MARKDOWN_SUFFIXES) -> str:
+def _without_suffix(path: str, suffixes: tuple[str, ...] = MARKDOWN_SUFFIXES) -> str:
     for suffix in suffixes:
         if path.endswith(suffix) and len(path) > len(suffix):
             return path[: -len(suffix)]

@@ -55,8 +55,7 @@ class Links(StoreCore):
     # --- links (store/links.py) ---------------------------------------------------
     def links_pending(self) -> bool:
         with self._errors("reading index_meta"):
-            values = self._meta_values()
-            return values.get("links_pending") == "1" or values.get("links_rule") != LINK_RULE
+            return self._meta_values().get("links_rule") != LINK_RULE
 
     def write_document_links(self, links_by_path: dict[str, tuple[
             tuple[tuple[int, Link], ...], tuple[str, ...]]]) -> None:
@@ -91,7 +90,6 @@ class Links(StoreCore):
         """Every document's links are stored, under :data:`LINK_RULE` (the end of the run
         that read them)."""
         with self._errors("writing index_meta"), self._transaction() as conn:
-            conn.execute("DELETE FROM index_meta WHERE key = 'links_pending'")
             conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('links_rule', ?)",
                          (LINK_RULE,))
 

@@ -94,13 +94,12 @@ MIGRATIONS[6] = _add_document_script
 
 
 def _add_links(conn: sqlite3.Connection) -> None:
-    """Schema 7: documents' links and the names they answer to (store/links.py). An index
-    that already holds documents records that their links are still to be read: the next
-    index run reads them from the files without touching a chunk or a vector."""
+    """Schema 7: documents' links and the names they answer to (store/links.py). No link
+    is read under any rule yet (no ``links_rule``), so the next index run reads every
+    document's links from its file without touching a chunk or a vector."""
     for statement in _split_script(LINK_TABLES):
         conn.execute(statement)
-    if conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]:
-        conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES ('links_pending', '1')")
+    conn.execute("DELETE FROM index_meta WHERE key = 'links_rule'")
 
 
 MIGRATIONS[7] = _add_links
