@@ -199,7 +199,9 @@ def _fast_field_damage(kb: Path, scratch: Path) -> int:
                 return offset
         finally:
             index.close()
-            shutil.rmtree(copy)
+            # best effort: tantivy's meta.json watcher of the closed probe can still put
+            # its lock file back while the copy is being removed (seen as ENOTEMPTY)
+            shutil.rmtree(copy, ignore_errors=True)
     pytest.fail("no 4-byte change leaves the fast field openable but unreadable")
 
 
