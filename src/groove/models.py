@@ -168,6 +168,9 @@ class Section:
 #: :attr:`Link.kind`: ``[[target]]``, or a Markdown link (inline or by reference).
 WIKILINK = "wikilink"
 MARKDOWN = "markdown"
+#: The file name extensions of a Markdown document: what the Markdown parser reads, and
+#: what a link target may leave out (``[[notes/setup]]`` names ``notes/setup.md``).
+MARKDOWN_EXTENSIONS = ("md", "markdown")
 
 
 @dataclass(frozen=True)

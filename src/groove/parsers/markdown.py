@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from groove.models import ParsedDocument, Section
+from groove.models import MARKDOWN_EXTENSIONS, ParsedDocument, Section
 from groove.parsers.base import Parser, decode_utf8, path_category_topic, title_from_filename
 from groove.parsers.fences import Fence, fence_closed, fence_opened
 
@@ -43,7 +43,7 @@ _KNOWN_KEYS = ("title", "date", "tags", "category", "topic")
 
 class MarkdownParser(Parser):
     id = "md"
-    extensions = ("md", "markdown")
+    extensions = MARKDOWN_EXTENSIONS
     #: Prose chunks carry their first and last line in the file: an index that
     #: recorded an older rule re-reads these files once.
     policy = "line-ranges"

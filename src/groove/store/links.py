@@ -56,14 +56,14 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from groove.models import MARKDOWN, WIKILINK, Link
+from groove.models import MARKDOWN, MARKDOWN_EXTENSIONS, WIKILINK, Link
 
 #: ``links.problem`` values.
 MISSING = "missing"
 AMBIGUOUS = "ambiguous"
 
 #: What a Markdown document's file name ends with; a target is compared without it.
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = tuple(f".{extension}" for extension in MARKDOWN_EXTENSIONS)
 #: What a Markdown page is published as; a Markdown link's target is read without it.
 _PUBLISHED_SUFFIXES = (".html", ".htm")
 
